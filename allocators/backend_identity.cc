@@ -1,0 +1,10 @@
+// The strong definitions that replace counters.cc's weak "none" in a counted executable.
+#include "allocbench/counting.h"
+#include "backend.h"
+
+namespace allocbench::counting {
+
+const char* BackendName() noexcept { return backend::Name(); }
+const char* BackendVersion() noexcept { return backend::Version(); }
+
+}  // namespace allocbench::counting

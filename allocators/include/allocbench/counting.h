@@ -1,0 +1,85 @@
+// The counting layer's control interface, used by the harness and by tests.
+//
+// Contract:
+//  - Every allocation made through any `operator new` form or the malloc family is attributed to
+//    the calling thread's mode at the time of the call:
+//      kCounting   -> the scenario's counters,
+//      kUnassigned -> the background counters, but only while the background window is open,
+//      kPaused / kIgnored -> nothing.
+//  - Nothing here allocates, locks on the allocation path, or throws. Reading a snapshot may take
+//    a short spin lock against a thread that is exiting (folding its counts), never against
+//    an allocation.
+//  - Counts survive thread exit: an exiting thread's block is folded into a retired total.
+#ifndef ALLOCBENCH_COUNTING_H_
+#define ALLOCBENCH_COUNTING_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace allocbench::counting {
+
+enum class Mode : uint8_t {
+  kUnassigned = 0,  // a thread allocbench did not start or adopt: background while window open
+  kIgnored,         // the harness's own threads: never counted
+  kPaused,          // a scenario thread outside its measured loop or in PauseTiming
+  kCounting,        // a scenario thread inside its measured loop
+};
+
+// What to track per allocation. kBasic: allocations, frees and requested bytes only (no size
+// look-ups). kFull adds usable bytes and per-thread live/peak-live bytes, which costs one
+// usable-size call per allocation and per free.
+enum class Tracking : uint8_t { kBasic = 0, kFull };
+
+struct Counters {
+  uint64_t allocs = 0;
+  uint64_t frees = 0;
+  uint64_t requested_bytes = 0;
+  uint64_t usable_bytes = 0;  // 0 under Tracking::kBasic
+};
+
+struct Snapshot {
+  Counters scenario;
+  Counters background;
+};
+
+// Current thread's mode.
+void SetMode(Mode mode) noexcept;
+Mode GetMode() noexcept;
+
+// Process-wide: whether kUnassigned threads are counted (as background) right now.
+void SetBackgroundWindow(bool open) noexcept;
+
+// Process-wide tracking level; default kFull.
+void SetTracking(Tracking tracking) noexcept;
+Tracking GetTracking() noexcept;
+
+// Sum over every thread, live and exited. Thread-safe; may be called while others allocate.
+Snapshot Read() noexcept;
+
+// Live bytes (usable) allocated minus freed by the current thread while kCounting, and the
+// highest value that reached since the last ResetThreadPeak() on this thread. Both are counted
+// from the last ResetThreadPeak(), which zeroes them (so live bytes go negative when the thread
+// frees blocks it allocated before); both stay 0 under Tracking::kBasic.
+void ResetThreadPeak() noexcept;
+int64_t ThreadPeakLiveBytes() noexcept;
+int64_t ThreadLiveBytes() noexcept;
+
+// Recording entry points with the same attribution as the interposed functions: a no-op unless
+// Active(), then scenario (kCounting) or background (kUnassigned, window open). Tests call them
+// directly to exercise the bookkeeping without interposition (e.g. under TSan). `usable` is
+// ignored under Tracking::kBasic. (The interposed functions use an inline internal path.)
+void RecordAlloc(size_t requested, size_t usable) noexcept;
+void RecordFree(size_t usable) noexcept;
+
+// Would an allocation on this thread be counted now? False inside the counting layer's own
+// bookkeeping (re-entry guard).
+bool Active() noexcept;
+
+// The backend linked into this process ("glibc", "jemalloc", "mimalloc", "tcmalloc") and its
+// version, or "none" when the process has no interposition (a counters-only test binary).
+const char* BackendName() noexcept;
+const char* BackendVersion() noexcept;
+
+}  // namespace allocbench::counting
+
+#endif  // ALLOCBENCH_COUNTING_H_
