@@ -1,0 +1,204 @@
+#include "count_pass.h"
+
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "barrier.h"
+
+namespace allocbench {
+namespace {
+
+using counting::Counters;
+using counting::Mode;
+using counting::Snapshot;
+
+// Boundaries between the segments [cold op][rest of warm-up][window 1][window 2].
+constexpr int kWindow1Start = 2;
+constexpr int kLastBoundary = 4;
+
+Counters Minus(const Counters& a, const Counters& b) {
+  return {a.allocs - b.allocs, a.frees - b.frees, a.requested_bytes - b.requested_bytes,
+          a.usable_bytes - b.usable_bytes};
+}
+
+class CountRun {
+ public:
+  CountRun(const Instance& instance, const CountOptions& options)
+      : instance_(instance),
+        barrier_(instance.threads),
+        segments_{1, options.warmup - 1, options.ops, options.ops} {}
+
+  CountOutcome Run();
+
+ private:
+  struct ThreadContext {
+    CountRun* run;
+    int next_boundary = 0;
+    bool user_paused = false;
+    int64_t peak_live = 0;
+    int64_t live_at_window_start = 0;  // this thread's live bytes, to tell growth from noise
+    int64_t live_at_end = 0;
+  };
+
+  static int64_t Start(void* ctx) {
+    counting::SetMode(Mode::kPaused);
+    counting::ResetThreadPeak();
+    return static_cast<ThreadContext*>(ctx)->run->Cross(static_cast<ThreadContext*>(ctx));
+  }
+  static int64_t Next(void* ctx) {
+    counting::SetMode(Mode::kPaused);  // first: nothing the harness does below is counted
+    return static_cast<ThreadContext*>(ctx)->run->Cross(static_cast<ThreadContext*>(ctx));
+  }
+  static void Pause(void* ctx) {
+    counting::SetMode(Mode::kPaused);
+    static_cast<ThreadContext*>(ctx)->user_paused = true;
+  }
+  static void Resume(void* ctx) {
+    static_cast<ThreadContext*>(ctx)->user_paused = false;
+    counting::SetMode(Mode::kCounting);
+  }
+  static void Skip(void* ctx, const char* message) {
+    const Mode mode = counting::GetMode();
+    counting::SetMode(Mode::kPaused);
+    static_cast<ThreadContext*>(ctx)->run->Fail(message);
+    counting::SetMode(mode);
+  }
+  static constexpr internal::Host kHost = {&Start, &Next, &Pause, &Resume, &Skip};
+
+  // Crosses boundaries until the next non-empty segment (returns its size, counting on) or the
+  // end of the pass (returns 0, counting off).
+  int64_t Cross(ThreadContext* t) {
+    for (;;) {
+      const int b = t->next_boundary++;
+      if (b == kWindow1Start) t->live_at_window_start = counting::ThreadLiveBytes();
+      if (b == kLastBoundary) {
+        t->peak_live = counting::ThreadPeakLiveBytes();
+        t->live_at_end = counting::ThreadLiveBytes();
+      }
+      if (!Synchronize(b) || b == kLastBoundary) return 0;
+      if (segments_[b] > 0) {
+        if (!t->user_paused) counting::SetMode(Mode::kCounting);
+        return segments_[b];
+      }
+    }
+  }
+
+  // Every thread arrives; the last one takes the snapshot; nobody resumes before it is taken.
+  bool Synchronize(int boundary) {
+    bool last = false;
+    if (!barrier_.Wait(&last)) return false;
+    if (last) {
+      if (boundary == kLastBoundary) counting::SetBackgroundWindow(false);
+      snapshots_[boundary] = counting::Read();
+      if (boundary == kWindow1Start) counting::SetBackgroundWindow(true);
+    }
+    return barrier_.Wait(nullptr);
+  }
+
+  void Fail(const std::string& message) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error_.empty()) error_ = message.empty() ? "SkipWithError() with no message" : message;
+    }
+    barrier_.Abort();
+  }
+
+  void RunThread(ThreadContext* t, int thread_index);
+  AllocMetrics Metrics(int64_t window_growth) const;
+
+  const Instance& instance_;
+  Barrier barrier_;
+  const int64_t segments_[kLastBoundary];
+  Snapshot snapshots_[kLastBoundary + 1];
+  std::mutex mutex_;
+  std::string error_;
+};
+
+void CountRun::RunThread(ThreadContext* t, int thread_index) {
+  counting::SetMode(Mode::kPaused);
+  State state(&kHost, t, instance_.arg_values.data(), instance_.arg_values.size(),
+              instance_.threads, thread_index);
+  instance_.function(state);
+  counting::SetMode(Mode::kPaused);
+  if (!state.loop_started() && !state.error_occurred()) {
+    Fail("the scenario body has no `for (auto _ : state)` loop");
+  } else if (!state.loop_finished() && !state.error_occurred()) {
+    Fail(
+        "the scenario left its measured loop early (break or return inside it); let the loop "
+        "run to its end, or call state.SkipWithError() first");
+  }
+}
+
+CountOutcome CountRun::Run() {
+  std::vector<ThreadContext> contexts(instance_.threads, ThreadContext{this});
+  std::vector<std::thread> threads;
+  threads.reserve(instance_.threads);
+  // Every instance runs on fresh threads, so thread-local caches start cold whatever ran before.
+  for (int i = 0; i < instance_.threads; ++i) {
+    threads.emplace_back([this, &contexts, i] { RunThread(&contexts[i], i); });
+  }
+  for (auto& thread : threads) thread.join();
+  counting::SetBackgroundWindow(false);
+
+  CountOutcome outcome;
+  outcome.error = error_;
+  if (outcome.error.empty()) {
+    int64_t growth = 0;
+    for (const auto& t : contexts) growth += t.live_at_end - t.live_at_window_start;
+    outcome.metrics = Metrics(growth);
+    for (const auto& t : contexts) outcome.metrics.peak_live_bytes += t.peak_live;
+  }
+  return outcome;
+}
+
+// `window_growth`: usable bytes the scenario's threads kept (allocated minus freed) over the
+// two windows.
+AllocMetrics CountRun::Metrics(int64_t window_growth) const {
+  AllocMetrics m;
+  m.warmup_ops = segments_[0] + segments_[1];
+  m.window_ops = segments_[2];
+  const double threads = instance_.threads;
+  const double window_ops = 2.0 * static_cast<double>(m.window_ops) * threads;
+  m.windows[0] = Minus(snapshots_[3].scenario, snapshots_[2].scenario);
+  m.windows[1] = Minus(snapshots_[4].scenario, snapshots_[3].scenario);
+  const Counters both = Minus(snapshots_[4].scenario, snapshots_[2].scenario);
+  m.bytes_per_op = static_cast<double>(both.requested_bytes) / window_ops;
+  m.allocs_per_op = static_cast<double>(both.allocs) / window_ops;
+  m.frees_per_op = static_cast<double>(both.frees) / window_ops;
+  m.usable_bytes_per_op = static_cast<double>(both.usable_bytes) / window_ops;
+  const Counters first = Minus(snapshots_[1].scenario, snapshots_[0].scenario);
+  m.first_op_bytes = static_cast<double>(first.requested_bytes) / threads;
+  m.first_op_allocs = static_cast<double>(first.allocs) / threads;
+  const Counters background = Minus(snapshots_[4].background, snapshots_[2].background);
+  m.background_bytes_per_op = static_cast<double>(background.requested_bytes) / window_ops;
+  m.background_allocs_per_op = static_cast<double>(background.allocs) / window_ops;
+
+  const Counters& w1 = m.windows[0];
+  const Counters& w2 = m.windows[1];
+  m.steady = w1.requested_bytes == w2.requested_bytes && w1.allocs == w2.allocs;
+  if (!m.steady) {
+    const auto window = [](const Counters& w) {
+      return std::to_string(w.requested_bytes) + " B in " + std::to_string(w.allocs) + " allocs";
+    };
+    const std::string windows = "window 1: " + window(w1) + ", window 2: " + window(w2);
+    if (window_growth > 0) {
+      m.steady_reason = "amortized growth: live memory grew by " + std::to_string(window_growth) +
+                        " B over the two windows (" + windows +
+                        "); the op keeps what it allocates, so B/op depends on the op count";
+    } else {
+      m.steady_reason = "nondeterministic: the two windows differ (" + windows +
+                        ") with no net growth of live memory";
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+CountOutcome RunCountPass(const Instance& instance, const CountOptions& options) {
+  CountRun run(instance, options);
+  return run.Run();
+}
+
+}  // namespace allocbench

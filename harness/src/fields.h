@@ -1,0 +1,97 @@
+// The one list of reported metrics. The JSON writer, the console table and the `fields` block
+// of every results file (which the Python side reads for its tables and gates) all iterate it,
+// so adding a metric is one line here and no output can disagree with another.
+#ifndef ALLOCBENCH_HARNESS_FIELDS_H_
+#define ALLOCBENCH_HARNESS_FIELDS_H_
+
+#include <optional>
+
+#include "result.h"
+
+namespace allocbench {
+
+enum class Section { kAlloc, kTime };
+
+// How `allocbench compare` treats the metric.
+enum class Gate {
+  kExact,  // deterministic count: any change is a change
+  kTime,   // noisy: confidence interval of the relative difference
+  kInfo,   // shown, never gated
+};
+
+struct Field {
+  const char* key;  // JSON key inside its section
+  Section section;
+  const char* unit;  // "B", "allocs", "ns", "ops/s", "" (a ratio)
+  Gate gate;
+  const char* column;  // console column header; nullptr: JSON only
+  const char* help;
+  std::optional<double> (*get)(const InstanceResult&);
+};
+
+namespace fields_internal {
+template <double AllocMetrics::*member>
+std::optional<double> Alloc(const InstanceResult& r) {
+  if (!r.alloc) return std::nullopt;
+  return (*r.alloc).*member;
+}
+template <double TimeMetrics::*member>
+std::optional<double> Time(const InstanceResult& r) {
+  if (!r.time) return std::nullopt;
+  return (*r.time).*member;
+}
+inline std::optional<double> PeakLive(const InstanceResult& r) {
+  if (!r.alloc) return std::nullopt;
+  return static_cast<double>(r.alloc->peak_live_bytes);
+}
+}  // namespace fields_internal
+
+inline constexpr Field kFields[] = {
+    {"bytes_per_op", Section::kAlloc, "B", Gate::kExact, "B/op",
+     "requested bytes per op per thread (allocator-independent)",
+     &fields_internal::Alloc<&AllocMetrics::bytes_per_op>},
+    {"allocs_per_op", Section::kAlloc, "allocs", Gate::kExact, "allocs/op",
+     "allocations per op per thread", &fields_internal::Alloc<&AllocMetrics::allocs_per_op>},
+    {"frees_per_op", Section::kAlloc, "frees", Gate::kExact, nullptr, "frees per op per thread",
+     &fields_internal::Alloc<&AllocMetrics::frees_per_op>},
+    {"usable_bytes_per_op", Section::kAlloc, "B", Gate::kExact, nullptr,
+     "bytes the allocator handed out per op per thread (allocator-dependent)",
+     &fields_internal::Alloc<&AllocMetrics::usable_bytes_per_op>},
+    {"first_op_bytes", Section::kAlloc, "B", Gate::kInfo, nullptr,
+     "requested bytes of the first (cold) op, per thread",
+     &fields_internal::Alloc<&AllocMetrics::first_op_bytes>},
+    {"first_op_allocs", Section::kAlloc, "allocs", Gate::kInfo, nullptr,
+     "allocations of the first (cold) op, per thread",
+     &fields_internal::Alloc<&AllocMetrics::first_op_allocs>},
+    {"peak_live_bytes", Section::kAlloc, "B", Gate::kExact, nullptr,
+     "highest usable bytes live at once during the pass, summed over the scenario's threads",
+     &fields_internal::PeakLive},
+    {"background_bytes_per_op", Section::kAlloc, "B", Gate::kInfo, nullptr,
+     "requested bytes of other threads during the windows, per scenario op",
+     &fields_internal::Alloc<&AllocMetrics::background_bytes_per_op>},
+    {"background_allocs_per_op", Section::kAlloc, "allocs", Gate::kInfo, nullptr,
+     "allocations of other threads during the windows, per scenario op",
+     &fields_internal::Alloc<&AllocMetrics::background_allocs_per_op>},
+    {"ns_per_op", Section::kTime, "ns", Gate::kTime, "ns/op",
+     "median over repetitions of wall ns per op per thread",
+     &fields_internal::Time<&TimeMetrics::median_ns>},
+    {"mean_ns_per_op", Section::kTime, "ns", Gate::kInfo, nullptr,
+     "mean over repetitions of wall ns per op per thread",
+     &fields_internal::Time<&TimeMetrics::mean_ns>},
+    {"stddev_ns_per_op", Section::kTime, "ns", Gate::kInfo, nullptr,
+     "sample standard deviation over repetitions", &fields_internal::Time<&TimeMetrics::stddev_ns>},
+    {"cv", Section::kTime, "", Gate::kInfo, "cv", "coefficient of variation over repetitions",
+     &fields_internal::Time<&TimeMetrics::cv>},
+    {"ops_per_s", Section::kTime, "ops/s", Gate::kInfo, "ops/s",
+     "throughput of all threads together, from the median",
+     &fields_internal::Time<&TimeMetrics::ops_per_s>},
+};
+
+inline const char* SectionName(Section s) { return s == Section::kAlloc ? "alloc" : "time"; }
+inline const char* GateName(Gate g) {
+  return g == Gate::kExact ? "exact" : g == Gate::kTime ? "time" : "info";
+}
+
+}  // namespace allocbench
+
+#endif  // ALLOCBENCH_HARNESS_FIELDS_H_

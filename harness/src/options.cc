@@ -1,0 +1,122 @@
+#include "options.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "user_error.h"
+
+namespace allocbench {
+
+const char kUsage[] = R"(usage: allocbench-run [options]
+
+Runs scenario plugins under the allocation-counting pass and the Google Benchmark time pass and
+prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
+
+  --plugin PATH        load a scenario plugin (repeatable); default: the built-in scenarios
+  --list               list the scenario instances and exit
+  --filter REGEX       run only instances whose name matches REGEX (ECMAScript, searched)
+  --out FILE           write results JSON to FILE (atomically; progress goes to FILE.partial)
+  --count-warmup N     warm-up ops per thread before the count windows, cold op included [1000]
+  --count-ops N        ops per thread in each of the two count windows [1000]
+  --repetitions N      time-pass repetitions, one sample each [5]
+  --min-time SECONDS   minimum time of one repetition [0.05]
+  --no-count           skip the count pass
+  --no-time            skip the time pass
+  --context KEY=VALUE  add KEY (dotted path, e.g. revision.sha) to the results' context
+  --quiet              do not print the table
+  --help               show this help
+
+Exit codes: 0 all scenarios ran, 1 a scenario failed (see "error" in the results),
+2 bad input or usage, 130 interrupted (results so far are kept in FILE.partial).
+)";
+
+namespace {
+
+int64_t ParsePositive(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || value < 1) {
+    throw UserError(flag + " expects a whole number >= 1, not '" + text + "'");
+  }
+  return value;
+}
+
+double ParseSeconds(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(value > 0)) {
+    throw UserError(flag + " expects a number of seconds > 0, not '" + text + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+Options ParseOptions(int argc, const char* const* argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (const size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) throw UserError(flag + " needs a value (see --help)");
+      return argv[++i];
+    };
+    auto no_value = [&] {
+      if (has_value) throw UserError(flag + " takes no value (see --help)");
+    };
+    if (flag == "--plugin") {
+      o.plugins.push_back(take());
+    } else if (flag == "--filter") {
+      o.filter = take();
+    } else if (flag == "--out") {
+      o.out = take();
+      if (o.out.empty()) throw UserError("--out needs a file path");
+    } else if (flag == "--count-warmup") {
+      o.count_options.warmup = ParsePositive(flag, take());
+    } else if (flag == "--count-ops") {
+      o.count_options.ops = ParsePositive(flag, take());
+    } else if (flag == "--repetitions") {
+      o.time_options.repetitions = static_cast<int>(ParsePositive(flag, take()));
+    } else if (flag == "--min-time") {
+      o.time_options.min_time_s = ParseSeconds(flag, take());
+    } else if (flag == "--context") {
+      const std::string kv = take();
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw UserError("--context expects KEY=VALUE, not '" + kv + "'");
+      }
+      o.context.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (flag == "--list") {
+      no_value();
+      o.list = true;
+    } else if (flag == "--no-count") {
+      no_value();
+      o.count = false;
+    } else if (flag == "--no-time") {
+      no_value();
+      o.time = false;
+    } else if (flag == "--quiet") {
+      no_value();
+      o.quiet = true;
+    } else if (flag == "--help" || flag == "-h") {
+      o.help = true;
+    } else {
+      throw UserError("unknown flag '" + flag + "' (see --help)");
+    }
+  }
+  if (!o.count && !o.time && !o.list && !o.help) {
+    throw UserError("--no-count and --no-time together leave nothing to measure; drop one");
+  }
+  return o;
+}
+
+}  // namespace allocbench

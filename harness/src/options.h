@@ -1,0 +1,35 @@
+// Command-line options of allocbench-run.
+#ifndef ALLOCBENCH_HARNESS_OPTIONS_H_
+#define ALLOCBENCH_HARNESS_OPTIONS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "count_pass.h"
+#include "time_pass.h"
+
+namespace allocbench {
+
+struct Options {
+  std::vector<std::string> plugins;  // empty: the built-in plugin next to the executable
+  std::string filter;                // ECMAScript regex searched in instance names
+  std::string out;                   // results file; empty: table only
+  bool list = false;
+  bool help = false;
+  bool quiet = false;
+  bool count = true;
+  bool time = true;
+  CountOptions count_options;
+  TimeOptions time_options;
+  std::vector<std::pair<std::string, std::string>> context;  // --context key.path=value
+};
+
+// Throws UserError naming the flag and what it expects.
+Options ParseOptions(int argc, const char* const* argv);
+
+extern const char kUsage[];
+
+}  // namespace allocbench
+
+#endif  // ALLOCBENCH_HARNESS_OPTIONS_H_

@@ -1,0 +1,141 @@
+#include "results_json.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "fields.h"
+#include "user_error.h"
+
+namespace allocbench {
+namespace {
+
+using nlohmann::json;
+
+json CountersToJson(const counting::Counters& c) {
+  return {{"allocs", c.allocs},
+          {"frees", c.frees},
+          {"requested_bytes", c.requested_bytes},
+          {"usable_bytes", c.usable_bytes}};
+}
+
+void AddFields(json& section, const InstanceResult& r, Section which) {
+  for (const Field& f : kFields) {
+    if (f.section != which) continue;
+    const auto value = f.get(r);
+    if (!value) continue;
+    // Counts are exact: 206, not 206.0, when the per-op value is a whole number.
+    const bool whole =
+        which == Section::kAlloc && std::floor(*value) == *value && std::fabs(*value) < 9.0e15;
+    section[f.key] = whole ? json(static_cast<int64_t>(*value)) : json(*value);
+  }
+}
+
+std::string TempPathFor(const std::string& path) {
+  return path + ".tmp." + std::to_string(getpid());
+}
+
+[[noreturn]] void FailWrite(const std::string& path, const char* what, int err) {
+  throw UserError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) +
+                  "); choose a writable --out path");
+}
+
+}  // namespace
+
+json ResultToJson(const InstanceResult& r, const std::string& allocator) {
+  json out = {{"name", r.instance.name}, {"scenario", r.instance.scenario},
+              {"args", json::object()},  {"threads", r.instance.threads},
+              {"allocator", allocator},  {"plugin", r.instance.plugin},
+              {"alloc", nullptr},        {"time", nullptr}};
+  for (const auto& [key, value] : r.instance.args) out["args"][key] = value;
+  if (r.alloc) {
+    const AllocMetrics& a = *r.alloc;
+    json alloc = {{"warmup_ops", a.warmup_ops},
+                  {"window_ops", a.window_ops},
+                  {"steady", a.steady},
+                  {"windows", {CountersToJson(a.windows[0]), CountersToJson(a.windows[1])}}};
+    if (!a.steady) alloc["steady_reason"] = a.steady_reason;
+    AddFields(alloc, r, Section::kAlloc);
+    out["alloc"] = std::move(alloc);
+  }
+  if (r.time) {
+    const TimeMetrics& t = *r.time;
+    json time = {{"unit", "ns"},
+                 {"repetitions", t.repetitions},
+                 {"min_time_s", t.min_time_s},
+                 {"samples_ns_per_op", t.samples_ns},
+                 {"iterations", t.iterations},
+                 {"min_ns_per_op", t.min_ns},
+                 {"max_ns_per_op", t.max_ns}};
+    AddFields(time, r, Section::kTime);
+    out["time"] = std::move(time);
+  }
+  if (!r.error.empty()) out["error"] = r.error;
+  return out;
+}
+
+json ResultsDocument(const json& context, const std::vector<InstanceResult>& results,
+                     bool complete) {
+  json fields = json::array();
+  for (const Field& f : kFields) {
+    fields.push_back({{"key", f.key},
+                      {"section", SectionName(f.section)},
+                      {"unit", f.unit},
+                      {"gate", GateName(f.gate)},
+                      {"column", f.column ? json(f.column) : json(nullptr)},
+                      {"help", f.help}});
+  }
+  const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
+  json list = json::array();
+  for (const InstanceResult& r : results) list.push_back(ResultToJson(r, allocator));
+  return {{"schema_version", kResultsSchemaVersion},
+          {"complete", complete},
+          {"context", context},
+          {"fields", std::move(fields)},
+          {"results", std::move(list)}};
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& content) {
+  const std::string temp = TempPathFor(path);
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) FailWrite(path, "create", errno);
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      close(fd);
+      unlink(temp.c_str());
+      FailWrite(path, "write", err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    const int err = errno;
+    unlink(temp.c_str());
+    FailWrite(path, "sync", err);
+  }
+  if (rename(temp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    unlink(temp.c_str());
+    FailWrite(path, "rename", err);
+  }
+}
+
+void CheckWritable(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) FailWrite(path, "open", EISDIR);
+  const std::string temp = TempPathFor(path);
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) FailWrite(path, "create", errno);
+  close(fd);
+  unlink(temp.c_str());
+}
+
+}  // namespace allocbench

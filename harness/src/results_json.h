@@ -1,0 +1,38 @@
+// The results document (schema below) and its atomic writing.
+//
+// {
+//   "schema_version": 1, "complete": true,
+//   "context": {...},                       // see context.h
+//   "fields": [{"key", "section", "unit", "gate", "help"}...],   // from fields.h
+//   "results": [{"name", "scenario", "args": {..}, "threads", "allocator", "plugin",
+//                "alloc": {...} | null, "time": {...} | null, "error"?: "..."}]
+// }
+#ifndef ALLOCBENCH_HARNESS_RESULTS_JSON_H_
+#define ALLOCBENCH_HARNESS_RESULTS_JSON_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace allocbench {
+
+// Bump on any incompatible change; the Python side refuses other versions with a message.
+inline constexpr int kResultsSchemaVersion = 1;
+
+nlohmann::json ResultToJson(const InstanceResult& result, const std::string& allocator);
+
+nlohmann::json ResultsDocument(const nlohmann::json& context,
+                               const std::vector<InstanceResult>& results, bool complete);
+
+// Writes `content` to `path` through a temporary file in the same folder and a rename, so
+// `path` holds either its old content or all of the new. Throws UserError.
+void WriteFileAtomically(const std::string& path, const std::string& content);
+
+// Throws UserError, naming the path and the reason, if `path` cannot be written.
+void CheckWritable(const std::string& path);
+
+}  // namespace allocbench
+
+#endif  // ALLOCBENCH_HARNESS_RESULTS_JSON_H_

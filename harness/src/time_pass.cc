@@ -1,0 +1,116 @@
+#include "time_pass.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace allocbench {
+namespace {
+
+// Our loop drives Google Benchmark through KeepRunningBatch: the first call starts the timer
+// and grants all max_iterations at once, the second stops it. The body's own loop then counts
+// down exactly as it does in the count pass.
+struct TimeContext {
+  benchmark::State* state;
+};
+
+int64_t Start(void* ctx) {
+  benchmark::State& st = *static_cast<TimeContext*>(ctx)->state;
+  return st.KeepRunningBatch(st.max_iterations) ? st.max_iterations : 0;
+}
+int64_t Next(void* ctx) {
+  benchmark::State& st = *static_cast<TimeContext*>(ctx)->state;
+  return st.KeepRunningBatch(st.max_iterations) ? st.max_iterations : 0;
+}
+void Pause(void* ctx) { static_cast<TimeContext*>(ctx)->state->PauseTiming(); }
+void Resume(void* ctx) { static_cast<TimeContext*>(ctx)->state->ResumeTiming(); }
+void Skip(void* ctx, const char* message) {
+  static_cast<TimeContext*>(ctx)->state->SkipWithError(message);
+}
+constexpr internal::Host kTimeHost = {&Start, &Next, &Pause, &Resume, &Skip};
+
+void RunTimed(const Instance& instance, benchmark::State& st) {
+  TimeContext ctx{&st};
+  State state(&kTimeHost, &ctx, instance.arg_values.data(), instance.arg_values.size(),
+              st.threads(), st.thread_index());
+  instance.function(state);
+  // Google Benchmark aborts the process when a body returns mid-loop without an error.
+  if (!st.error_occurred() && !state.loop_finished()) {
+    st.SkipWithError(state.loop_started()
+                         ? "the scenario left its measured loop early (break or return inside it)"
+                         : "the scenario body has no `for (auto _ : state)` loop");
+  }
+}
+
+class SampleCollector : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;
+      if (run.error_occurred) {
+        if (error.empty()) error = run.error_message;
+        continue;
+      }
+      samples.push_back(run.GetAdjustedRealTime());
+      iterations.push_back(run.iterations);
+    }
+  }
+  std::vector<double> samples;  // Google Benchmark's ns per iteration (all threads)
+  std::vector<int64_t> iterations;
+  std::string error;
+};
+
+}  // namespace
+
+void InitializeTimePass(const char* argv0) {
+  int argc = 1;
+  char* argv[] = {const_cast<char*>(argv0), nullptr};
+  benchmark::Initialize(&argc, argv);
+}
+
+void Summarize(TimeMetrics& m, int threads) {
+  std::vector<double> sorted = m.samples_ns;
+  if (sorted.empty()) return;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  m.median_ns = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  m.mean_ns = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+  double sq = 0;
+  for (double x : sorted) sq += (x - m.mean_ns) * (x - m.mean_ns);
+  m.stddev_ns = n > 1 ? std::sqrt(sq / static_cast<double>(n - 1)) : 0.0;
+  m.cv = m.mean_ns > 0 ? m.stddev_ns / m.mean_ns : 0.0;
+  m.min_ns = sorted.front();
+  m.max_ns = sorted.back();
+  m.ops_per_s = m.median_ns > 0 ? 1e9 * threads / m.median_ns : 0.0;
+}
+
+TimeOutcome RunTimePass(const Instance& instance, const TimeOptions& options) {
+  benchmark::ClearRegisteredBenchmarks();
+  auto* b = benchmark::RegisterBenchmark(
+      instance.name.c_str(), [&instance](benchmark::State& st) { RunTimed(instance, st); });
+  b->Unit(benchmark::kNanosecond)
+      ->UseRealTime()
+      ->Threads(instance.threads)
+      ->Repetitions(options.repetitions)
+      ->MinTime(options.min_time_s);
+  SampleCollector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+
+  TimeOutcome outcome;
+  outcome.error = collector.error;
+  TimeMetrics& m = outcome.metrics;
+  m.repetitions = options.repetitions;
+  m.min_time_s = options.min_time_s;
+  m.iterations = collector.iterations;
+  // With n threads, Google Benchmark divides the mean per-thread wall time by the iterations of
+  // all threads; multiply back so the sample is the wall time of one op on one thread.
+  for (double t : collector.samples) m.samples_ns.push_back(t * instance.threads);
+  Summarize(m, instance.threads);
+  return outcome;
+}
+
+}  // namespace allocbench

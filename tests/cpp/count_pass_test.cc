@@ -1,0 +1,187 @@
+// The count pass's bookkeeping (segments, windows, threads, pause, errors) with simulated
+// allocations: no interposition, so these run under ASan+UBSan and TSan too.
+#include "count_pass.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace allocbench {
+namespace {
+
+// What an interposed malloc of `bytes` would record.
+void SimulatedAlloc(size_t bytes) {
+  if (counting::Active()) counting::RecordAlloc(bytes, bytes);
+}
+void SimulatedFree(size_t bytes) {
+  if (counting::Active()) counting::RecordFree(bytes);
+}
+
+Instance Make(Function f, int threads = 1, std::vector<int64_t> args = {}) {
+  Instance inst;
+  inst.name = inst.scenario = "test";
+  inst.function = f;
+  inst.threads = threads;
+  inst.arg_values = std::move(args);
+  return inst;
+}
+
+class CountPass : public ::testing::Test {
+ protected:
+  void SetUp() override { counting::SetMode(counting::Mode::kIgnored); }
+};
+
+TEST_F(CountPass, OnlyTheLoopIsCounted) {
+  const auto body = [](State& state) {
+    SimulatedAlloc(1000);  // setup
+    for (auto _ : state) {
+      for (int i = 0; i < 3; ++i) SimulatedAlloc(32);
+      for (int i = 0; i < 3; ++i) SimulatedFree(32);
+    }
+    SimulatedAlloc(1000);  // teardown
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.bytes_per_op, 96.0);
+  EXPECT_EQ(out.metrics.allocs_per_op, 3.0);
+  EXPECT_EQ(out.metrics.frees_per_op, 3.0);
+  EXPECT_EQ(out.metrics.first_op_bytes, 96.0);
+  EXPECT_EQ(out.metrics.peak_live_bytes, 96);
+  EXPECT_TRUE(out.metrics.steady);
+}
+
+TEST_F(CountPass, PausedRegionsAreNotCounted) {
+  const auto body = [](State& state) {
+    for (auto _ : state) {
+      state.PauseTiming();
+      SimulatedAlloc(500);
+      state.ResumeTiming();
+      SimulatedAlloc(8);
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.bytes_per_op, 8.0);
+}
+
+TEST_F(CountPass, ColdFirstOpIsReportedApart) {
+  const auto body = [](State& state) {
+    bool cold = true;
+    for (auto _ : state) {
+      if (cold) SimulatedAlloc(4096);  // a lazily built cache
+      cold = false;
+      SimulatedAlloc(16);
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  EXPECT_EQ(out.metrics.first_op_bytes, 4096.0 + 16.0);
+  EXPECT_EQ(out.metrics.first_op_allocs, 2.0);
+  EXPECT_EQ(out.metrics.bytes_per_op, 16.0);
+}
+
+TEST_F(CountPass, EightThreadsArePerOpPerThread) {
+  const auto body = [](State& state) {
+    for (auto _ : state) SimulatedAlloc(static_cast<size_t>(state.thread_index() + 1));
+  };
+  const CountOutcome out = RunCountPass(Make(body, 8), {10, 100});
+  ASSERT_EQ(out.error, "");
+  // Thread i allocates i+1 bytes per op: (1 + ... + 8) / 8 = 4.5 B per op per thread.
+  EXPECT_EQ(out.metrics.bytes_per_op, 4.5);
+  EXPECT_EQ(out.metrics.allocs_per_op, 1.0);
+  EXPECT_EQ(out.metrics.windows[0].allocs, 800u);
+}
+
+TEST_F(CountPass, WindowsThatDifferWithoutGrowthAreNondeterministic) {
+  const auto body = [](State& state) {
+    int64_t op = 0;
+    for (auto _ : state) {
+      // One extra allocation in the second window only, freed at once.
+      if (++op == 150) {
+        SimulatedAlloc(64);
+        SimulatedFree(64);
+      }
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {10, 100});
+  ASSERT_EQ(out.error, "");
+  EXPECT_FALSE(out.metrics.steady);
+  EXPECT_EQ(out.metrics.steady_reason.rfind("nondeterministic:", 0), 0u)
+      << out.metrics.steady_reason;
+}
+
+TEST_F(CountPass, SkipWithErrorEndsEveryThread) {
+  const auto body = [](State& state) {
+    for (auto _ : state) {
+      if (state.thread_index() == 2) {
+        state.SkipWithError("thread 2 gave up");
+        break;
+      }
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body, 4), {});
+  EXPECT_EQ(out.error, "thread 2 gave up");
+}
+
+TEST_F(CountPass, SkipBeforeTheLoopRunsNoIteration) {
+  static std::atomic<int> iterations{0};
+  const auto body = [](State& state) {
+    state.SkipWithError("not configured");
+    for (auto _ : state) iterations++;
+  };
+  const CountOutcome out = RunCountPass(Make(body, 2), {});
+  EXPECT_EQ(out.error, "not configured");
+  EXPECT_EQ(iterations.load(), 0);
+}
+
+TEST_F(CountPass, ABodyWithoutALoopIsAnError) {
+  const auto body = [](State&) {};
+  EXPECT_EQ(RunCountPass(Make(body, 3), {}).error,
+            "the scenario body has no `for (auto _ : state)` loop");
+}
+
+TEST_F(CountPass, LeavingTheLoopEarlyIsAnError) {
+  const auto body = [](State& state) {
+    int n = 0;
+    for (auto _ : state) {
+      if (++n == 10) break;
+    }
+  };
+  EXPECT_NE(RunCountPass(Make(body), {}).error.find("left its measured loop early"),
+            std::string::npos);
+}
+
+TEST_F(CountPass, RangeOutOfBoundsIsAnErrorNotACrash) {
+  const auto body = [](State& state) {
+    const int64_t n = state.range(1);
+    for (auto _ : state) allocbench::DoNotOptimize(n);
+  };
+  EXPECT_NE(RunCountPass(Make(body, 1, {5}), {}).error.find("state.range(i)"), std::string::npos);
+}
+
+TEST_F(CountPass, OtherThreadsAreBackgroundOnlyInsideTheWindows) {
+  const auto body = [](State& state) {
+    std::atomic<int> phase{0};
+    std::thread other([&] {
+      counting::SetMode(counting::Mode::kUnassigned);
+      while (phase.load() == 0) std::this_thread::yield();
+      SimulatedAlloc(10);  // inside the windows: background
+      phase = 2;
+    });
+    int64_t op = 0;
+    for (auto _ : state) {
+      if (++op == 1500) {  // in window 1 (ops 1000..1999 with the defaults)
+        phase = 1;
+        while (phase.load() != 2) std::this_thread::yield();
+      }
+    }
+    other.join();
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.bytes_per_op, 0.0);
+  EXPECT_EQ(out.metrics.background_bytes_per_op, 10.0 / 2000.0);
+}
+
+}  // namespace
+}  // namespace allocbench

@@ -1,0 +1,66 @@
+#include "options.h"
+
+#include <gtest/gtest.h>
+
+#include "user_error.h"
+
+namespace allocbench {
+namespace {
+
+Options Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "allocbench-run");
+  return ParseOptions(static_cast<int>(args.size()), args.data());
+}
+
+std::string ParseError(std::vector<const char*> args) {
+  try {
+    Parse(std::move(args));
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Options, Defaults) {
+  const Options o = Parse({});
+  EXPECT_TRUE(o.plugins.empty());
+  EXPECT_TRUE(o.count);
+  EXPECT_TRUE(o.time);
+  EXPECT_EQ(o.count_options.warmup, 1000);
+  EXPECT_EQ(o.count_options.ops, 1000);
+  EXPECT_EQ(o.time_options.repetitions, 5);
+}
+
+TEST(Options, BothSpellingsOfValues) {
+  const Options o = Parse({"--plugin", "a.so", "--plugin=b.so", "--count-ops=50", "--count-warmup",
+                           "7", "--repetitions=3", "--min-time", "0.01", "--filter", "span",
+                           "--out", "r.json", "--no-time", "--context", "revision.sha=abc"});
+  EXPECT_EQ(o.plugins, (std::vector<std::string>{"a.so", "b.so"}));
+  EXPECT_EQ(o.count_options.ops, 50);
+  EXPECT_EQ(o.count_options.warmup, 7);
+  EXPECT_EQ(o.time_options.repetitions, 3);
+  EXPECT_EQ(o.time_options.min_time_s, 0.01);
+  EXPECT_EQ(o.filter, "span");
+  EXPECT_EQ(o.out, "r.json");
+  EXPECT_FALSE(o.time);
+  ASSERT_EQ(o.context.size(), 1u);
+  EXPECT_EQ(o.context[0].first, "revision.sha");
+  EXPECT_EQ(o.context[0].second, "abc");
+}
+
+TEST(Options, Errors) {
+  EXPECT_EQ(ParseError({"--frobnicate"}), "unknown flag '--frobnicate' (see --help)");
+  EXPECT_EQ(ParseError({"--count-ops", "0"}), "--count-ops expects a whole number >= 1, not '0'");
+  EXPECT_EQ(ParseError({"--count-ops", "12x"}),
+            "--count-ops expects a whole number >= 1, not '12x'");
+  EXPECT_EQ(ParseError({"--min-time", "-1"}),
+            "--min-time expects a number of seconds > 0, not '-1'");
+  EXPECT_EQ(ParseError({"--out"}), "--out needs a value (see --help)");
+  EXPECT_EQ(ParseError({"--list=yes"}), "--list takes no value (see --help)");
+  EXPECT_EQ(ParseError({"--context", "novalue"}), "--context expects KEY=VALUE, not 'novalue'");
+  EXPECT_EQ(ParseError({"--no-count", "--no-time"}),
+            "--no-count and --no-time together leave nothing to measure; drop one");
+}
+
+}  // namespace
+}  // namespace allocbench

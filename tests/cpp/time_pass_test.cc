@@ -1,0 +1,78 @@
+#include "time_pass.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace allocbench {
+namespace {
+
+TEST(TimeSummary, Statistics) {
+  TimeMetrics m;
+  m.samples_ns = {4, 1, 3, 2};
+  Summarize(m, 2);
+  EXPECT_EQ(m.median_ns, 2.5);
+  EXPECT_EQ(m.mean_ns, 2.5);
+  EXPECT_DOUBLE_EQ(m.stddev_ns, std::sqrt(5.0 / 3.0));
+  EXPECT_DOUBLE_EQ(m.cv, std::sqrt(5.0 / 3.0) / 2.5);
+  EXPECT_EQ(m.min_ns, 1);
+  EXPECT_EQ(m.max_ns, 4);
+  EXPECT_DOUBLE_EQ(m.ops_per_s, 2 * 1e9 / 2.5);  // two threads
+}
+
+Instance Make(Function f, int threads = 1) {
+  Instance inst;
+  inst.name = inst.scenario = "time_test";
+  inst.function = f;
+  inst.threads = threads;
+  return inst;
+}
+
+class TimePass : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { InitializeTimePass("time_pass_test"); }
+};
+
+TEST_F(TimePass, EveryRepetitionIsASample) {
+  const auto body = [](State& state) {
+    int64_t x = 0;
+    for (auto _ : state) allocbench::DoNotOptimize(x += 1);
+  };
+  const TimeOutcome out = RunTimePass(Make(body), {3, 0.001});
+  ASSERT_EQ(out.error, "");
+  ASSERT_EQ(out.metrics.samples_ns.size(), 3u);
+  ASSERT_EQ(out.metrics.iterations.size(), 3u);
+  for (double s : out.metrics.samples_ns) EXPECT_GT(s, 0);
+  for (int64_t n : out.metrics.iterations) EXPECT_GT(n, 0);
+  EXPECT_GT(out.metrics.ops_per_s, 0);
+}
+
+TEST_F(TimePass, ThreadsRunTogether) {
+  const auto body = [](State& state) {
+    int64_t x = state.thread_index();
+    for (auto _ : state) allocbench::DoNotOptimize(x += 1);
+  };
+  const TimeOutcome out = RunTimePass(Make(body, 3), {2, 0.001});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.samples_ns.size(), 2u);
+}
+
+TEST_F(TimePass, ErrorsAreRecorded) {
+  const auto body = [](State& state) {
+    state.SkipWithError("no subject");
+    for (auto _ : state) {
+    }
+  };
+  EXPECT_EQ(RunTimePass(Make(body), {2, 0.001}).error, "no subject");
+}
+
+TEST_F(TimePass, ALoopLeftEarlyIsAnErrorNotAnAbort) {
+  const auto body = [](State& state) {
+    for (auto _ : state) break;
+  };
+  EXPECT_NE(RunTimePass(Make(body), {1, 0.001}).error.find("left its measured loop early"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace allocbench
