@@ -1,0 +1,5 @@
+import sys
+
+from allocbench.cli import main
+
+sys.exit(main())

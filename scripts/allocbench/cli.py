@@ -1,0 +1,47 @@
+"""Dispatches `allocbench <verb>` to allocbench.commands.<verb>.
+
+Each command module has `setup_arguments(parser)` and `run(**kwargs) -> int`; tests call
+`run` directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from allocbench.errors import UserError
+
+COMMANDS = {
+    "run": "build if needed, run the scenarios, write results/<revision>.json and a report",
+    "test": "build and run every test (C++, Python, sanitizers)",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="allocbench",
+        description="Exact allocation counts (B/op, allocs/op) and time for C++ scenarios.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"allocbench.commands.{name}")
+        module.setup_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = vars(parser.parse_args(argv))
+    command = args.pop("command")
+    if command is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(f"allocbench.commands.{command}")
+    try:
+        return module.run(**args)
+    except UserError as e:
+        print(f"allocbench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("allocbench: interrupted", file=sys.stderr)
+        return 130

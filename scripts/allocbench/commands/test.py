@@ -1,0 +1,93 @@
+"""allocbench test: build and run every test.
+
+1. the Release build (build/release): all C++ tests with ctest, then the Python tests with
+   pytest against that build;
+2. ASan+UBSan (build/asan) and TSan (build/tsan) builds of the tests that can run under a
+   sanitizer (ctest label `sanitizer-safe`: everything but the interposed operator new/malloc,
+   which the sanitizers replace with their own).
+Ends with one line 'tests: N passed, M failed'.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from allocbench import packages, project
+from allocbench.errors import UserError
+
+SANITIZERS = [("asan", "address"), ("tsan", "thread")]
+
+
+def setup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-sanitizers", action="store_true",
+                        help="skip the ASan+UBSan and TSan builds (a quicker local loop)")
+    parser.add_argument("-k", dest="keyword", metavar="EXPR",
+                        help="only Python tests matching EXPR (pytest -k)")
+
+
+def _junit_counts(path: Path) -> tuple[int, int]:
+    """(passed, failed) from a JUnit XML report; a missing report counts as one failure."""
+    if not path.exists():
+        return 0, 1
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    total = failed = skipped = 0
+    for suite in suites:
+        total += int(suite.get("tests", 0))
+        failed += int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+        skipped += int(suite.get("skipped", 0) or suite.get("disabled", 0))
+    return total - failed - skipped, failed
+
+
+def _ctest(build: Path, label: str | None) -> tuple[int, int]:
+    report = build / "ctest-junit.xml"
+    report.unlink(missing_ok=True)
+    command = ["ctest", "--test-dir", str(build), "--output-on-failure", "-j", project.JOBS,
+               "--output-junit", str(report)]
+    if label:
+        command += ["-L", label]
+    subprocess.run(command, check=False)
+    return _junit_counts(report)
+
+
+def _pytest(build: Path, keyword: str | None) -> tuple[int, int]:
+    report = build / "pytest-junit.xml"
+    report.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "pytest", str(project.ROOT / "tests" / "python"),
+               f"--junitxml={report}", "-p", "no:cacheprovider"]
+    if keyword:
+        command += ["-k", keyword]
+    env = dict(os.environ, ALLOCBENCH_BUILD_DIR=str(build))
+    subprocess.run(command, env=env, cwd=project.ROOT, check=False)
+    return _junit_counts(report)
+
+
+def run(*, no_sanitizers: bool, keyword: str | None) -> int:
+    packages.ensure(packages.BUILD_PACKAGES + packages.TEST_PACKAGES)
+    tally: list[tuple[str, int, int]] = []
+    release = project.build_dir("release")
+    project.configure_and_build(release)
+    tally.append(("C++ (release)", *_ctest(release, None)))
+    tally.append(("Python", *_pytest(release, keyword)))
+    if not no_sanitizers:
+        for name, sanitize in SANITIZERS:
+            build = project.build_dir(name)
+            try:
+                project.configure_and_build(build, sanitize=sanitize)
+            except UserError as e:
+                print(f"allocbench: error: {e}", file=sys.stderr)
+                tally.append((f"C++ ({name})", 0, 1))
+                continue
+            tally.append((f"C++ ({name})", *_ctest(build, "sanitizer-safe")))
+    passed = sum(p for _, p, _ in tally)
+    failed = sum(f for _, _, f in tally)
+    print()
+    for name, p, f in tally:
+        print(f"  {name:<16} {p:>4} passed, {f} failed")
+    print(f"tests: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1

@@ -1,0 +1,48 @@
+"""The Debian packages allocbench needs, and installing the missing ones."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from allocbench.errors import UserError
+
+# Building allocbench-run, its backends and its tests; ccache only speeds rebuilds up.
+BUILD_PACKAGES = [
+    "cmake", "g++", "make", "pkg-config", "git", "ccache",
+    "libbenchmark-dev", "libgtest-dev", "nlohmann-json3-dev",
+    "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
+]
+TEST_PACKAGES = ["python3-pytest"]
+
+
+def missing(packages: list[str]) -> list[str]:
+    """The packages of `packages` that dpkg does not report as installed."""
+    if shutil.which("dpkg-query") is None:
+        raise UserError("dpkg-query not found: allocbench installs its dependencies on Debian "
+                        "or Ubuntu only; install the equivalents of " + " ".join(packages))
+    result = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
+        capture_output=True, text=True, check=False)
+    installed = {line.split()[0] for line in result.stdout.splitlines()
+                 if line.endswith(" installed")}
+    return [p for p in packages if p not in installed]
+
+
+def ensure(packages: list[str]) -> None:
+    """Installs what is missing when root; otherwise says the exact command and stops."""
+    needed = missing(packages)
+    if not needed:
+        return
+    command = ["apt-get", "install", "-y", "--no-install-recommends", *needed]
+    if os.geteuid() != 0:
+        raise UserError("missing Debian packages; run as root:\n  sudo apt-get update && "
+                        "sudo " + " ".join(command))
+    print(f"allocbench: installing {' '.join(needed)}", file=sys.stderr, flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for step in (["apt-get", "update", "-qq"], command):
+        done = subprocess.run(step, env=env, stdout=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise UserError(f"'{' '.join(step)}' failed with exit code {done.returncode}")

@@ -1,0 +1,50 @@
+"""Where things are in an allocbench checkout, and building it with CMake."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from allocbench.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_ROOT = ROOT / "build"
+RESULTS_DIR = ROOT / "results"
+JOBS = str(os.cpu_count() or 2)
+
+
+def build_dir(variant: str = "release") -> Path:
+    return BUILD_ROOT / variant
+
+
+def runner_path(build: Path, allocator: str = "system") -> Path:
+    """allocbench-run for the default backend, allocbench-run-<name> for the others."""
+    default = build / "bin" / "allocbench-run"
+    if allocator == "system":
+        return default
+    return build / "bin" / f"allocbench-run-{allocator}"
+
+
+def _run(step: list[str], what: str) -> None:
+    print(f"allocbench: {what}", file=sys.stderr, flush=True)
+    done = subprocess.run(step, check=False)
+    if done.returncode != 0:
+        raise UserError(f"{what} failed (exit code {done.returncode}); the output above says why")
+
+
+def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] | None = None
+                        ) -> None:
+    """Configures `build` once (Release, tests on, ccache if present) and builds `targets`."""
+    if not (build / "CMakeCache.txt").exists():
+        command = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                   "-DALLOCBENCH_BUILD_TESTS=ON", f"-DALLOCBENCH_SANITIZE={sanitize}"]
+        if shutil.which("ccache"):
+            command.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+        _run(command, f"configuring {build.relative_to(ROOT) if build.is_relative_to(ROOT) else build}")
+    command = ["cmake", "--build", str(build), "-j", JOBS]
+    for target in targets or []:
+        command += ["--target", target]
+    _run(command, f"building {', '.join(targets) if targets else 'everything'} in {build.name}")

@@ -1,0 +1,79 @@
+"""The markdown report of one results file: context, then one row per scenario instance.
+
+Columns come from the document's own 'fields' list (written by allocbench-run from the same
+list that drives its JSON and console table), so the report cannot disagree with either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allocbench.results import metric
+
+
+def format_value(value: float, unit: str) -> str:
+    """The same forms as allocbench-run's console table."""
+    if unit == "ops/s":
+        return f"{round(value):,}"
+    if unit == "ns":
+        return f"{value:.1f}"
+    if unit == "":
+        return f"{value:.3f}"
+    if float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.3f}"
+
+
+def _context_lines(context: dict[str, Any]) -> list[str]:
+    revision = context.get("revision") or {}
+    allocator = context.get("allocator", {})
+    lines = []
+    if revision:
+        dirty = " (uncommitted changes)" if revision.get("dirty") else ""
+        lines.append(f"- revision: `{revision.get('describe') or revision.get('sha')}`{dirty}")
+    lines += [
+        f"- allocator: {allocator.get('name')} {allocator.get('version')}",
+        f"- host: {context.get('host', {}).get('name')}, "
+        f"{context.get('cpu', {}).get('model')} × {context.get('cpu', {}).get('logical_cpus')}",
+        f"- harness: allocbench {context.get('harness', {}).get('version')}, "
+        f"{context.get('harness', {}).get('compiler')}",
+        f"- date: {context.get('date')}",
+    ]
+    count = context.get("count")
+    if count:
+        lines.append(f"- count pass: {count['warmup_ops']} warm-up ops, then 2 windows of "
+                     f"{count['window_ops']} ops per thread")
+    time = context.get("time")
+    if time:
+        lines.append(f"- time pass: {time['repetitions']} repetitions of ≥ {time['min_time_s']} s")
+    return lines
+
+
+def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
+    columns = [f for f in doc["fields"] if f.get("column")]
+    header = ["scenario"] + [f["column"] for f in columns]
+    rows = []
+    notes = []
+    for r in doc["results"]:
+        name = f"`{r['name']}`"
+        alloc = r.get("alloc") or {}
+        if alloc and not alloc.get("steady", True):
+            name += " \\*"
+            notes.append(f"- \\* `{r['name']}` is not steady: {alloc.get('steady_reason')}")
+        if r.get("error"):
+            name += " !"
+            notes.append(f"- ! `{r['name']}` failed: {r['error']}")
+        cells = []
+        for f in columns:
+            value = metric(r, f)
+            cells.append("-" if value is None else format_value(value, f["unit"]))
+        rows.append([name] + cells)
+    out = [f"# {title}", ""] + _context_lines(doc["context"]) + [""]
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|---|" + "---:|" * len(columns))
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    if notes:
+        out += [""] + notes
+    out += ["", "B/op and allocs/op are exact (requested bytes, per op per thread); ns/op is the "
+            "median over repetitions and is directional."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,46 @@
+"""Shared fixtures: the build under test (ALLOCBENCH_BUILD_DIR, default build/release)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+@pytest.fixture(scope="session")
+def build_dir() -> Path:
+    build = Path(os.environ.get("ALLOCBENCH_BUILD_DIR", ROOT / "build" / "release"))
+    if not (build / "bin" / "allocbench-run").exists():
+        pytest.fail(f"no allocbench-run in {build}: run ./allocbench test (it builds first)")
+    return build
+
+
+@pytest.fixture(scope="session")
+def runner(build_dir: Path) -> Path:
+    return build_dir / "bin" / "allocbench-run"
+
+
+@pytest.fixture(scope="session")
+def ground_truth(build_dir: Path) -> Path:
+    return build_dir / "tests" / "plugins" / "ground_truth.so"
+
+
+def run_runner(runner: Path, *args: str, env: dict | None = None, timeout: float = 120
+               ) -> subprocess.CompletedProcess:
+    return subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def count_only(runner: Path, plugin: Path, out: Path, *args: str) -> dict:
+    """Runs the count pass only and returns {instance name: alloc section}."""
+    done = run_runner(runner, "--plugin", str(plugin), "--no-time", "--quiet", "--out", str(out),
+                      *args)
+    assert done.returncode == 0, done.stderr
+    return {r["name"]: r["alloc"] for r in json.loads(out.read_text())["results"]}

@@ -1,0 +1,44 @@
+"""Exact counts are the same on every run and under every allocator backend."""
+
+from __future__ import annotations
+
+from conftest import count_only
+
+# Single-threaded instances of both plugins (the built-in one and the ground truth).
+FILTER = "^(ground_truth/(mixed|setup_and_pause|sized)|strings|containers|memory)"
+EXACT = ("bytes_per_op", "allocs_per_op", "frees_per_op", "first_op_bytes", "first_op_allocs")
+
+
+def test_five_runs_are_identical(runner, ground_truth, build_dir, tmp_path):
+    builtin = build_dir / "lib" / "allocbench" / "allocbench_builtin.so"
+    runs = []
+    for i in range(5):
+        alloc = count_only(runner, ground_truth, tmp_path / f"{i}.json", "--plugin",
+                           str(builtin), "--filter", FILTER)
+        runs.append({name: {k: a[k] for k in EXACT + ("usable_bytes_per_op",)}
+                     for name, a in alloc.items()})
+    assert len(runs[0]) >= 10
+    for other in runs[1:]:
+        assert other == runs[0]
+
+
+def test_requested_bytes_do_not_depend_on_the_backend(build_dir, ground_truth, tmp_path):
+    runners = sorted((build_dir / "bin").glob("allocbench-run*"))
+    names = [r.name for r in runners]
+    # Debian 12 has all four; the build makes allocbench-run-<name> for every one it finds.
+    assert names == ["allocbench-run", "allocbench-run-jemalloc", "allocbench-run-mimalloc",
+                     "allocbench-run-tcmalloc"]
+    builtin = build_dir / "lib" / "allocbench" / "allocbench_builtin.so"
+    per_backend = {}
+    for runner in runners:
+        out = tmp_path / f"{runner.name}.json"
+        alloc = count_only(runner, ground_truth, out, "--plugin", str(builtin),
+                           "--filter", FILTER)
+        per_backend[runner.name] = {n: {k: a[k] for k in EXACT} for n, a in alloc.items()}
+        assert alloc["ground_truth/mixed"]["bytes_per_op"] == 206
+        # What the allocator really handed out is its own business, but never less.
+        for a in alloc.values():
+            assert a["usable_bytes_per_op"] >= a["bytes_per_op"]
+    baseline = per_backend["allocbench-run"]
+    for name, counts in per_backend.items():
+        assert counts == baseline, name
