@@ -8,6 +8,7 @@
 #define ALLOCBENCH_ALLOCATORS_BACKEND_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace allocbench::backend {
 
@@ -23,6 +24,11 @@ void Free(void* p) noexcept;
 void* Memalign(size_t alignment, size_t size) noexcept;
 // REQUIRES: p != nullptr, allocated by this backend.
 size_t UsableSize(void* p) noexcept;
+
+// The allocator's own view of the process: bytes it holds from the OS (mapped, committed or
+// heap size, whichever it reports) and bytes handed out and not yet freed; -1 where it does not
+// say. Never called from inside the hooks.
+void Stats(int64_t* mapped, int64_t* allocated) noexcept;
 
 // "glibc", "jemalloc", "mimalloc", "tcmalloc", and the library's own version string.
 const char* Name() noexcept;

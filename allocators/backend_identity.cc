@@ -7,4 +7,10 @@ namespace allocbench::counting {
 const char* BackendName() noexcept { return backend::Name(); }
 const char* BackendVersion() noexcept { return backend::Version(); }
 
+AllocatorFootprint ReadAllocatorFootprint() noexcept {
+  AllocatorFootprint f;
+  backend::Stats(&f.mapped_bytes, &f.allocated_bytes);
+  return f;
+}
+
 }  // namespace allocbench::counting

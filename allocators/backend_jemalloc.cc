@@ -25,6 +25,19 @@ void* Memalign(size_t alignment, size_t size) noexcept {
 }
 size_t UsableSize(void* p) noexcept { return sallocx(p, 0); }
 
+void Stats(int64_t* mapped, int64_t* allocated) noexcept {
+  uint64_t epoch = 1;  // statistics are cached until the epoch advances
+  size_t length = sizeof(epoch);
+  mallctl("epoch", &epoch, &length, &epoch, length);
+  const auto read = [](const char* name) -> int64_t {
+    size_t value = 0;
+    size_t size = sizeof(value);
+    return mallctl(name, &value, &size, nullptr, 0) == 0 ? static_cast<int64_t>(value) : -1;
+  };
+  *mapped = read("stats.mapped");
+  *allocated = read("stats.allocated");
+}
+
 const char* Name() noexcept { return "jemalloc"; }
 const char* Version() noexcept {
   static const char* const version = [] {

@@ -15,6 +15,13 @@ void* Memalign(size_t alignment, size_t size) noexcept {
 }
 size_t UsableSize(void* p) noexcept { return mi_usable_size(p); }
 
+void Stats(int64_t* mapped, int64_t* allocated) noexcept {
+  size_t elapsed, user, system, rss, peak_rss, commit, peak_commit, faults;
+  mi_process_info(&elapsed, &user, &system, &rss, &peak_rss, &commit, &peak_commit, &faults);
+  *mapped = static_cast<int64_t>(commit);
+  *allocated = -1;  // mimalloc 2.0 keeps no cheap process-wide total of live bytes
+}
+
 const char* Name() noexcept { return "mimalloc"; }
 const char* Version() noexcept {
   // mi_version() encodes major*100 + minor*10 + patch (209 for 2.0.9). Formatted by hand:

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
 #include <gnu/libc-version.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -61,6 +62,13 @@ void* Realloc(void* p, size_t size) noexcept { return __libc_realloc(p, size); }
 void Free(void* p) noexcept { __libc_free(p); }
 void* Memalign(size_t alignment, size_t size) noexcept { return __libc_memalign(alignment, size); }
 size_t UsableSize(void* p) noexcept { return LibcUsableSize()(p); }
+
+void Stats(int64_t* mapped, int64_t* allocated) noexcept {
+  const struct mallinfo2 info = mallinfo2();
+  // arena: sbrk'ed main-arena bytes plus other arenas' heaps; hblkhd: blocks mmapped one by one.
+  *mapped = static_cast<int64_t>(info.arena + info.hblkhd);
+  *allocated = static_cast<int64_t>(info.uordblks + info.hblkhd);
+}
 
 const char* Name() noexcept { return "glibc"; }
 const char* Version() noexcept { return gnu_get_libc_version(); }

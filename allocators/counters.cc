@@ -251,5 +251,6 @@ bool Active() noexcept { return internal::ShouldCount(); }
 // Weak so that a binary without interposition says "none"; backend_identity.cc overrides them.
 __attribute__((weak)) const char* BackendName() noexcept { return "none"; }
 __attribute__((weak)) const char* BackendVersion() noexcept { return "none"; }
+__attribute__((weak)) AllocatorFootprint ReadAllocatorFootprint() noexcept { return {}; }
 
 }  // namespace allocbench::counting

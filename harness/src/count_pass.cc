@@ -1,10 +1,12 @@
 #include "count_pass.h"
 
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "barrier.h"
+#include "footprint.h"
 
 namespace allocbench {
 namespace {
@@ -29,6 +31,11 @@ class CountRun {
         barrier_(instance.threads),
         segments_{1, options.warmup - 1, options.ops, options.ops} {}
 
+  static CountOptions Effective(const Instance& instance, const CountOptions& options) {
+    if (instance.count_ops == 0) return options;
+    return {instance.count_warmup, instance.count_ops};
+  }
+
   CountOutcome Run();
 
  private:
@@ -36,10 +43,17 @@ class CountRun {
     CountRun* run;
     int next_boundary = 0;
     bool user_paused = false;
+    // Whether the owner thread is counting now, for threads it starts (CountThisThread).
+    std::atomic<bool> counting{false};
     int64_t peak_live = 0;
     int64_t live_at_window_start = 0;  // this thread's live bytes, to tell growth from noise
     int64_t live_at_end = 0;
   };
+
+  static void SetCounting(ThreadContext* t, bool on) {
+    t->counting.store(on, std::memory_order_relaxed);
+    counting::SetMode(on ? Mode::kCounting : Mode::kPaused);
+  }
 
   static int64_t Start(void* ctx) {
     counting::SetMode(Mode::kPaused);
@@ -48,15 +62,37 @@ class CountRun {
   }
   static int64_t Next(void* ctx) {
     counting::SetMode(Mode::kPaused);  // first: nothing the harness does below is counted
-    return static_cast<ThreadContext*>(ctx)->run->Cross(static_cast<ThreadContext*>(ctx));
+    auto* t = static_cast<ThreadContext*>(ctx);
+    t->counting.store(false, std::memory_order_relaxed);
+    return t->run->Cross(t);
   }
   static void Pause(void* ctx) {
-    counting::SetMode(Mode::kPaused);
-    static_cast<ThreadContext*>(ctx)->user_paused = true;
+    auto* t = static_cast<ThreadContext*>(ctx);
+    SetCounting(t, false);
+    t->user_paused = true;
   }
   static void Resume(void* ctx) {
-    static_cast<ThreadContext*>(ctx)->user_paused = false;
-    counting::SetMode(Mode::kCounting);
+    auto* t = static_cast<ThreadContext*>(ctx);
+    t->user_paused = false;
+    SetCounting(t, true);
+  }
+  // Runs on a thread the scenario started: it counts when its starter counts.
+  static void CountThisThread(void* ctx) {
+    const bool on = static_cast<ThreadContext*>(ctx)->counting.load(std::memory_order_relaxed);
+    counting::SetMode(on ? Mode::kCounting : Mode::kPaused);
+  }
+  static void SetCounter(void* ctx, const char* name, double value, const char* unit) {
+    const Mode mode = counting::GetMode();
+    counting::SetMode(Mode::kPaused);
+    static_cast<ThreadContext*>(ctx)->run->Record(name, value, unit);
+    counting::SetMode(mode);
+  }
+  static internal::FootprintData Footprint(void*) {
+    const Mode mode = counting::GetMode();
+    counting::SetMode(Mode::kPaused);
+    const internal::FootprintData data = ReadProcessFootprint();
+    counting::SetMode(mode);
+    return data;
   }
   static void Skip(void* ctx, const char* message) {
     const Mode mode = counting::GetMode();
@@ -64,7 +100,9 @@ class CountRun {
     static_cast<ThreadContext*>(ctx)->run->Fail(message);
     counting::SetMode(mode);
   }
-  static constexpr internal::Host kHost = {&Start, &Next, &Pause, &Resume, &Skip};
+  static constexpr internal::Host kHost = {&Start,           &Next,        &Pause,
+                                           &Resume,          &Skip,        &CountThisThread,
+                                           &SetCounter,      &Footprint};
 
   // Crosses boundaries until the next non-empty segment (returns its size, counting on) or the
   // end of the pass (returns 0, counting off).
@@ -78,7 +116,7 @@ class CountRun {
       }
       if (!Synchronize(b) || b == kLastBoundary) return 0;
       if (segments_[b] > 0) {
-        if (!t->user_paused) counting::SetMode(Mode::kCounting);
+        if (!t->user_paused) SetCounting(t, true);
         return segments_[b];
       }
     }
@@ -104,6 +142,18 @@ class CountRun {
     barrier_.Abort();
   }
 
+  void Record(const char* name, double value, const char* unit) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Counter& c : counters_) {
+      if (c.name == name) {
+        c.value = value;
+        c.unit = unit;
+        return;
+      }
+    }
+    counters_.push_back({name, value, unit});
+  }
+
   void RunThread(ThreadContext* t, int thread_index);
   AllocMetrics Metrics(int64_t window_growth) const;
 
@@ -113,6 +163,7 @@ class CountRun {
   Snapshot snapshots_[kLastBoundary + 1];
   std::mutex mutex_;
   std::string error_;
+  std::vector<Counter> counters_;
 };
 
 void CountRun::RunThread(ThreadContext* t, int thread_index) {
@@ -131,7 +182,8 @@ void CountRun::RunThread(ThreadContext* t, int thread_index) {
 }
 
 CountOutcome CountRun::Run() {
-  std::vector<ThreadContext> contexts(instance_.threads, ThreadContext{this});
+  std::vector<ThreadContext> contexts(instance_.threads);
+  for (ThreadContext& t : contexts) t.run = this;
   std::vector<std::thread> threads;
   threads.reserve(instance_.threads);
   // Every instance runs on fresh threads, so thread-local caches start cold whatever ran before.
@@ -143,6 +195,7 @@ CountOutcome CountRun::Run() {
 
   CountOutcome outcome;
   outcome.error = error_;
+  outcome.counters = counters_;
   if (outcome.error.empty()) {
     int64_t growth = 0;
     for (const auto& t : contexts) growth += t.live_at_end - t.live_at_window_start;
@@ -197,7 +250,7 @@ AllocMetrics CountRun::Metrics(int64_t window_growth) const {
 }  // namespace
 
 CountOutcome RunCountPass(const Instance& instance, const CountOptions& options) {
-  CountRun run(instance, options);
+  CountRun run(instance, CountRun::Effective(instance, options));
   return run.Run();
 }
 

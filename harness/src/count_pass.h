@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "plugin_loader.h"
 
@@ -38,12 +39,21 @@ struct AllocMetrics {
   std::string steady_reason;  // why not, when !steady
 };
 
+// A value the scenario reported with State::SetCounter().
+struct Counter {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+
 struct CountOutcome {
   AllocMetrics metrics;
+  std::vector<Counter> counters;  // in the order first set
   std::string error;  // non-empty: the scenario failed and metrics are meaningless
 };
 
 // REQUIRES: the calling thread is in counting::Mode::kIgnored; options.warmup, options.ops >= 1.
+// The instance's own CountOps(), if it has one, takes precedence over `options`.
 CountOutcome RunCountPass(const Instance& instance, const CountOptions& options);
 
 }  // namespace allocbench

@@ -60,11 +60,12 @@ std::vector<Instance> Select(std::vector<Instance> all, const std::string& filte
 }
 
 InstanceResult Measure(const Instance& instance, const Options& options) {
-  InstanceResult r{instance, std::nullopt, std::nullopt, ""};
+  InstanceResult r{instance, std::nullopt, std::nullopt, {}, ""};
   if (options.count) {
     CountOutcome c = RunCountPass(instance, options.count_options);
     if (c.error.empty()) {
       r.alloc = c.metrics;
+      r.counters = c.counters;
     } else {
       r.error = "count pass: " + c.error;
     }

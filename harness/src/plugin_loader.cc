@@ -79,6 +79,8 @@ std::vector<Instance> ExpandInstances(const std::vector<Plugin>& plugins) {
           inst.name = d.name;
           inst.function = d.function;
           inst.plugin = plugin.path;
+          inst.count_warmup = d.count_warmup;
+          inst.count_ops = d.count_ops;
           inst.threads = d.num_threads == 0 ? 1 : d.threads[t];
           for (int32_t i = 0; i < d.num_args && d.num_arg_sets > 0; ++i) {
             const int64_t value = d.args[a * d.num_args + i];

@@ -26,7 +26,9 @@ struct Instance {
   std::vector<int64_t> arg_values;
   int threads = 1;
   Function function = nullptr;
-  std::string plugin;  // path of the plugin it came from
+  std::string plugin;        // path of the plugin it came from
+  int64_t count_warmup = 0;  // the scenario's CountOps(), 0: allocbench-run's options
+  int64_t count_ops = 0;
 };
 
 // Throws UserError naming the file and the fix: missing file, not a shared library, not an

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "count_pass.h"
 #include "plugin_loader.h"
@@ -15,6 +16,7 @@ struct InstanceResult {
   Instance instance;
   std::optional<AllocMetrics> alloc;  // absent with --no-count or when the count pass failed
   std::optional<TimeMetrics> time;    // absent with --no-time or when the time pass failed
+  std::vector<Counter> counters;      // reported by the scenario (State::SetCounter)
   std::string error;                  // non-empty: the scenario failed (which pass is named)
 };
 

@@ -75,6 +75,11 @@ json ResultToJson(const InstanceResult& r, const std::string& allocator) {
     AddFields(time, r, Section::kTime);
     out["time"] = std::move(time);
   }
+  if (!r.counters.empty()) {
+    json counters = json::object();
+    for (const Counter& c : r.counters) counters[c.name] = {{"value", c.value}, {"unit", c.unit}};
+    out["counters"] = std::move(counters);
+  }
   if (!r.error.empty()) out["error"] = r.error;
   return out;
 }

@@ -5,7 +5,8 @@
 //   "context": {...},                       // see context.h
 //   "fields": [{"key", "section", "unit", "gate", "help"}...],   // from fields.h
 //   "results": [{"name", "scenario", "args": {..}, "threads", "allocator", "plugin",
-//                "alloc": {...} | null, "time": {...} | null, "error"?: "..."}]
+//                "alloc": {...} | null, "time": {...} | null,
+//                "counters"?: {"name": {"value", "unit"}}, "error"?: "..."}]
 // }
 #ifndef ALLOCBENCH_HARNESS_RESULTS_JSON_H_
 #define ALLOCBENCH_HARNESS_RESULTS_JSON_H_

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "footprint.h"
+
 namespace allocbench {
 namespace {
 
@@ -29,7 +31,12 @@ void Resume(void* ctx) { static_cast<TimeContext*>(ctx)->state->ResumeTiming(); 
 void Skip(void* ctx, const char* message) {
   static_cast<TimeContext*>(ctx)->state->SkipWithError(message);
 }
-constexpr internal::Host kTimeHost = {&Start, &Next, &Pause, &Resume, &Skip};
+// Counting is off in the time pass: adopting threads and counters have nothing to do.
+void CountThisThread(void*) {}
+void SetCounter(void*, const char*, double, const char*) {}
+internal::FootprintData Footprint(void*) { return ReadProcessFootprint(); }
+constexpr internal::Host kTimeHost = {&Start,           &Next,       &Pause,    &Resume, &Skip,
+                                      &CountThisThread, &SetCounter, &Footprint};
 
 void RunTimed(const Instance& instance, benchmark::State& st) {
   TimeContext ctx{&st};

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from allocbench import scaling
 from allocbench.results import metric
 
 
@@ -49,6 +50,39 @@ def _context_lines(context: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _number(value) -> str:
+    return format_value(float(value), "B")
+
+
+def _scaling_lines(results: list[dict[str, Any]]) -> list[str]:
+    found = scaling.fits(results)
+    if not found:
+        return []
+    lines = ["", "## How B/op grows with an argument", "",
+             "Least squares over the instances (exact arithmetic); *exact* when every point is "
+             "on the line.", "",
+             "| scenario | argument | slope (B/op per unit) | intercept (B/op) | points |",
+             "|---|---|---:|---:|---|"]
+    for f in found:
+        points = ", ".join(f"{x}: {_number(y)}" for x, y in f.points)
+        exact = " (exact)" if f.exact else ""
+        lines.append(f"| `{f.label}` | {f.argument} | {_number(f.slope)}{exact} | "
+                     f"{_number(f.intercept)} | {points} |")
+    return lines
+
+
+def _counter_lines(results: list[dict[str, Any]]) -> list[str]:
+    rows = [(r["name"], name, c) for r in results for name, c in (r.get("counters") or {}).items()]
+    if not rows:
+        return []
+    lines = ["", "## Counters reported by scenarios", "", "| scenario | counter | value |",
+             "|---|---|---:|"]
+    for instance, name, c in rows:
+        unit = f" {c['unit']}" if c.get("unit") else ""
+        lines.append(f"| `{instance}` | {name} | {_number(c['value'])}{unit} |")
+    return lines
+
+
 def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
     columns = [f for f in doc["fields"] if f.get("column")]
     header = ["scenario"] + [f["column"] for f in columns]
@@ -74,6 +108,7 @@ def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
     out += ["| " + " | ".join(row) + " |" for row in rows]
     if notes:
         out += [""] + notes
+    out += _scaling_lines(doc["results"]) + _counter_lines(doc["results"])
     out += ["", "B/op and allocs/op are exact (requested bytes, per op per thread); ns/op is the "
             "median over repetitions and is directional."]
     return "\n".join(out) + "\n"

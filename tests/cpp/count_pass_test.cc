@@ -183,5 +183,72 @@ TEST_F(CountPass, OtherThreadsAreBackgroundOnlyInsideTheWindows) {
   EXPECT_EQ(out.metrics.background_bytes_per_op, 10.0 / 2000.0);
 }
 
+TEST_F(CountPass, AThreadTheScenarioStartsCountsOnlyWhenAdopted) {
+  const auto body = [](State& state) {
+    for (auto _ : state) {
+      std::thread adopted([&state] {
+        state.CountThisThread();
+        SimulatedAlloc(100);
+      });
+      adopted.join();
+      std::thread stranger([] { SimulatedAlloc(7); });  // background
+      stranger.join();
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {2, 20});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.bytes_per_op, 100.0);
+  EXPECT_EQ(out.metrics.background_bytes_per_op, 7.0);
+}
+
+TEST_F(CountPass, AnAdoptedThreadFollowsPause) {
+  const auto body = [](State& state) {
+    for (auto _ : state) {
+      state.PauseTiming();
+      std::thread adopted([&state] {
+        state.CountThisThread();
+        SimulatedAlloc(100);
+      });
+      adopted.join();
+      state.ResumeTiming();
+    }
+  };
+  EXPECT_EQ(RunCountPass(Make(body), {2, 20}).metrics.bytes_per_op, 0.0);
+}
+
+TEST_F(CountPass, CountersAndFootprintAreReported) {
+  const auto body = [](State& state) {
+    const Footprint f = state.ReadFootprint();
+    state.SetCounter("rss_seen", f.rss_bytes > 0 ? 1 : 0);
+    state.SetCounter("floor_bytes", 4096, "B");
+    state.SetCounter("floor_bytes", 8192, "B");  // the last value wins
+    for (auto _ : state) {
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  ASSERT_EQ(out.error, "");
+  ASSERT_EQ(out.counters.size(), 2u);
+  EXPECT_EQ(out.counters[0].name, "rss_seen");
+  EXPECT_EQ(out.counters[0].value, 1.0);
+  EXPECT_EQ(out.counters[1].name, "floor_bytes");
+  EXPECT_EQ(out.counters[1].value, 8192.0);
+  EXPECT_EQ(out.counters[1].unit, "B");
+}
+
+TEST_F(CountPass, TheScenariosOwnCountOpsWin) {
+  static std::atomic<int64_t> ops{0};
+  const auto body = [](State& state) {
+    for (auto _ : state) ops++;
+  };
+  Instance inst = Make(body);
+  inst.count_warmup = 2;
+  inst.count_ops = 3;
+  ops = 0;
+  const CountOutcome out = RunCountPass(inst, {1000, 1000});
+  EXPECT_EQ(out.metrics.warmup_ops, 2);
+  EXPECT_EQ(out.metrics.window_ops, 3);
+  EXPECT_EQ(ops.load(), 2 + 3 + 3);
+}
+
 }  // namespace
 }  // namespace allocbench

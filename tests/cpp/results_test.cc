@@ -62,6 +62,15 @@ TEST(ResultsJson, DocumentCarriesSchemaFieldsAndEveryMetric) {
   }
 }
 
+TEST(ResultsJson, CountersAreWrittenWithTheirUnits) {
+  InstanceResult r = Sample();
+  EXPECT_FALSE(ResultToJson(r, "glibc").contains("counters"));
+  r.counters = {{"floor_empty_rss_bytes", 2621440, "B"}, {"set_size", 4096, ""}};
+  const json j = ResultToJson(r, "glibc");
+  EXPECT_EQ(j["counters"], json({{"floor_empty_rss_bytes", {{"value", 2621440.0}, {"unit", "B"}}},
+                                 {"set_size", {{"value", 4096.0}, {"unit", ""}}}}));
+}
+
 TEST(ResultsJson, AFailedInstanceHasAnErrorAndNoMetrics) {
   InstanceResult r = Sample();
   r.alloc.reset();

@@ -75,6 +75,16 @@ void RecordFree(size_t usable) noexcept;
 // bookkeeping (re-entry guard).
 bool Active() noexcept;
 
+// The allocator's own view of the process (its statistics, not ours): bytes it holds from the
+// OS and bytes it has handed out and not taken back; -1 where the backend does not say, and
+// both -1 in a binary without a backend. Reading may take the allocator's locks; never call it
+// from inside an allocation.
+struct AllocatorFootprint {
+  int64_t mapped_bytes = -1;
+  int64_t allocated_bytes = -1;
+};
+AllocatorFootprint ReadAllocatorFootprint() noexcept;
+
 // The backend linked into this process ("glibc", "jemalloc", "mimalloc", "tcmalloc") and its
 // version, or "none" when the process has no interposition (a counters-only test binary).
 const char* BackendName() noexcept;

@@ -41,6 +41,9 @@ inline std::string CheckScenario(const Scenario& s) {
   for (int t : s.threads()) {
     if (t < 1) return "scenario '" + s.name() + "': Threads() must be at least 1";
   }
+  if (s.count_warmup() < 0 || s.count_ops() < 0 || (s.count_ops() > 0) != (s.count_warmup() > 0)) {
+    return "scenario '" + s.name() + "': CountOps(warmup, ops) needs both at least 1";
+  }
   return "";
 }
 
@@ -65,6 +68,8 @@ inline void BuildTables(PluginTables& t) {
     d.arg_names = t.names[i].empty() ? nullptr : t.names[i].data();
     d.threads = t.threads[i].data();
     d.num_threads = static_cast<int32_t>(t.threads[i].size());
+    d.count_warmup = s.count_warmup();
+    d.count_ops = s.count_ops();
     t.descs.push_back(d);
   }
 }

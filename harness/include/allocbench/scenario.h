@@ -56,6 +56,12 @@ namespace allocbench ALLOCBENCH_PRIVATE_VISIBILITY {
 
 namespace internal {
 
+struct FootprintData {
+  int64_t rss_bytes;
+  int64_t allocator_mapped_bytes;
+  int64_t allocator_allocated_bytes;
+};
+
 // Implemented by allocbench-run, one per pass. `ctx` is the harness's per-thread context.
 struct Host {
   int64_t (*start)(void* ctx);  // the loop begins; returns the first batch size (0: no iterations)
@@ -63,9 +69,19 @@ struct Host {
   void (*pause)(void* ctx);
   void (*resume)(void* ctx);
   void (*skip)(void* ctx, const char* message);
+  void (*count_this_thread)(void* ctx);  // may be called from any thread
+  void (*set_counter)(void* ctx, const char* name, double value, const char* unit);
+  FootprintData (*footprint)(void* ctx);
 };
 
 }  // namespace internal
+
+// The process's memory footprint at one moment, for floor-type scenarios.
+struct Footprint {
+  int64_t rss_bytes;                  // resident set size (/proc/self/statm)
+  int64_t allocator_mapped_bytes;     // what the allocator holds from the OS, by its own stats
+  int64_t allocator_allocated_bytes;  // what the allocator has handed out and not taken back
+};
 
 class State {
  public:
@@ -115,6 +131,25 @@ class State {
     host_->skip(ctx_, message);
   }
   bool error_occurred() const { return error_occurred_; }
+
+  // Counts the calling thread's allocations as this scenario's own (otherwise a thread the
+  // body starts is background). Call it first thing in that thread; it follows the scenario's
+  // counting: on inside the measured loop, off outside it and while paused.
+  void CountThisThread() { host_->count_this_thread(ctx_); }
+
+  // Reports a value measured by the scenario itself (a memory floor, a set's size...) next to
+  // its counts, under "counters" in the results. Recorded from the count pass only, so that it
+  // is deterministic where the value is; with Threads(n), set it from thread_index() == 0.
+  void SetCounter(const char* name, double value, const char* unit = "") {
+    host_->set_counter(ctx_, name, value, unit);
+  }
+
+  // The process's footprint now: RSS and the allocator's own statistics. Reading is never
+  // counted. Typical use, in setup: read, build the structure, read again, SetCounter(delta).
+  Footprint ReadFootprint() {
+    const internal::FootprintData d = host_->footprint(ctx_);
+    return Footprint{d.rss_bytes, d.allocator_mapped_bytes, d.allocator_allocated_bytes};
+  }
 
   // For allocbench-run.
   State(const internal::Host* host, void* ctx, const int64_t* args, std::size_t num_args,
@@ -199,12 +234,22 @@ class Scenario {
     threads_.push_back(count);
     return this;
   }
+  // The count pass of this scenario: `warmup` ops (cold op included) then two windows of `ops`
+  // ops per thread, instead of allocbench-run's defaults; for ops that are whole workloads
+  // (e.g. initialising 7,500 metric contexts), where the defaults would take minutes.
+  Scenario* CountOps(int64_t warmup, int64_t ops) {
+    count_warmup_ = warmup;
+    count_ops_ = ops;
+    return this;
+  }
 
   const std::string& name() const { return name_; }
   Function function() const { return function_; }
   const std::vector<std::vector<int64_t>>& arg_sets() const { return arg_sets_; }
   const std::vector<std::string>& arg_names() const { return arg_names_; }
   const std::vector<int>& threads() const { return threads_; }
+  int64_t count_warmup() const { return count_warmup_; }
+  int64_t count_ops() const { return count_ops_; }
 
  private:
   std::string name_;
@@ -212,6 +257,8 @@ class Scenario {
   std::vector<std::vector<int64_t>> arg_sets_;
   std::vector<std::string> arg_names_;
   std::vector<int> threads_;
+  int64_t count_warmup_ = 0;  // 0: allocbench-run's default
+  int64_t count_ops_ = 0;
 };
 
 namespace internal {
@@ -237,6 +284,8 @@ struct ScenarioDesc {
   const char* const* arg_names;  // num_args entries, or nullptr
   const int32_t* threads;
   int32_t num_threads;  // 0: the scenario did not call Threads()
+  int64_t count_warmup;  // 0: allocbench-run's default
+  int64_t count_ops;
 };
 
 struct PluginDesc {
