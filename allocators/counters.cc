@@ -16,6 +16,8 @@ namespace internal {
 
 __thread ThreadState tls_state __attribute__((tls_model("initial-exec")));
 std::atomic<bool> g_window_open{false};
+std::atomic<int64_t> g_scenario_live{0};
+std::atomic<int64_t> g_scenario_peak{0};
 std::atomic<Tracking> g_tracking{Tracking::kFull};
 
 namespace {
@@ -185,7 +187,7 @@ void RecordAllocSlow(size_t requested, size_t usable) noexcept {
   AddShared(c.allocs, 1);
   AddShared(c.requested_bytes, requested);
   if (usable != 0) AddShared(c.usable_bytes, usable);
-  if (scenario) TrackLive(t, static_cast<int64_t>(usable));
+  if (scenario && usable != 0) TrackLive(static_cast<int64_t>(usable));
 }
 
 void RecordFreeSlow(size_t usable) noexcept {
@@ -197,7 +199,9 @@ void RecordFreeSlow(size_t usable) noexcept {
     return Bump(block->background.frees, 1);
   }
   AddShared(scenario ? g_overflow.scenario.frees : g_overflow.background.frees, 1);
-  if (scenario) t.live_bytes -= static_cast<int64_t>(usable);
+  if (scenario && usable != 0) {
+    g_scenario_live.fetch_sub(static_cast<int64_t>(usable), std::memory_order_relaxed);
+  }
 }
 
 }  // namespace internal
@@ -225,12 +229,14 @@ Tracking GetTracking() noexcept { return internal::g_tracking.load(std::memory_o
 
 Snapshot Read() noexcept { return internal::SumAll(); }
 
-void ResetThreadPeak() noexcept {
-  tls_state.live_bytes = 0;
-  tls_state.peak_live_bytes = 0;
+void ResetLive() noexcept {
+  internal::g_scenario_live.store(0, std::memory_order_relaxed);
+  internal::g_scenario_peak.store(0, std::memory_order_relaxed);
 }
-int64_t ThreadPeakLiveBytes() noexcept { return tls_state.peak_live_bytes; }
-int64_t ThreadLiveBytes() noexcept { return tls_state.live_bytes; }
+int64_t PeakLiveBytes() noexcept {
+  return internal::g_scenario_peak.load(std::memory_order_relaxed);
+}
+int64_t LiveBytes() noexcept { return internal::g_scenario_live.load(std::memory_order_relaxed); }
 
 void RecordAlloc(size_t requested, size_t usable) noexcept {
   if (!internal::ShouldCount()) return;

@@ -55,14 +55,16 @@ struct ThreadState {
   Mode mode;
   bool shared;          // counts through the shared overflow block (pool full, or exiting)
   CounterBlock* block;  // this thread's slot, claimed by its first counted event or kCounting
-  int64_t live_bytes;   // kCounting, kFull only; see ThreadPeakLiveBytes()
-  int64_t peak_live_bytes;
 };
 
 // initial-exec: the counting layer lives in executables, where this resolves to a fixed offset
 // from %fs with no __tls_get_addr call. Do not link allocbench_counters into a dlopen'ed DSO.
 extern __thread ThreadState tls_state __attribute__((tls_model("initial-exec")));
 extern std::atomic<bool> g_window_open;
+// Live usable bytes of all kCounting threads together, and their peak (kFull only). Shared, not
+// per thread: a thread the scenario starts may free what its starter allocated.
+extern std::atomic<int64_t> g_scenario_live;
+extern std::atomic<int64_t> g_scenario_peak;
 extern std::atomic<Tracking> g_tracking;
 
 inline bool FullTracking() noexcept {
@@ -110,9 +112,13 @@ inline void Bump(std::atomic<uint64_t>& counter, uint64_t delta) noexcept {
   counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
-inline void TrackLive(ThreadState& t, int64_t delta) noexcept {
-  t.live_bytes += delta;
-  if (t.live_bytes > t.peak_live_bytes) t.peak_live_bytes = t.live_bytes;
+// kFull only: one locked add, and a compare-exchange when a new peak is reached.
+inline void TrackLive(int64_t delta) noexcept {
+  const int64_t now = g_scenario_live.fetch_add(delta, std::memory_order_relaxed) + delta;
+  int64_t peak = g_scenario_peak.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !g_scenario_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
 }
 
 // Scenario event of a thread on the fast path. `usable` is 0 unless FullTracking().
@@ -121,12 +127,13 @@ inline void RecordScenarioAlloc(Counts& c, size_t requested, size_t usable) noex
   Bump(c.requested_bytes, requested);
   if (usable != 0) {
     Bump(c.usable_bytes, usable);
-    TrackLive(tls_state, static_cast<int64_t>(usable));
+    TrackLive(static_cast<int64_t>(usable));
   }
 }
 inline void RecordScenarioFree(Counts& c, size_t usable) noexcept {
   Bump(c.frees, 1);
-  tls_state.live_bytes -= static_cast<int64_t>(usable);
+  if (usable != 0)
+    g_scenario_live.fetch_sub(static_cast<int64_t>(usable), std::memory_order_relaxed);
 }
 
 // Any counted event, attributed by the thread's mode; claims a slot if the thread has none.

@@ -45,9 +45,6 @@ class CountRun {
     bool user_paused = false;
     // Whether the owner thread is counting now, for threads it starts (CountThisThread).
     std::atomic<bool> counting{false};
-    int64_t peak_live = 0;
-    int64_t live_at_window_start = 0;  // this thread's live bytes, to tell growth from noise
-    int64_t live_at_end = 0;
   };
 
   static void SetCounting(ThreadContext* t, bool on) {
@@ -57,7 +54,6 @@ class CountRun {
 
   static int64_t Start(void* ctx) {
     counting::SetMode(Mode::kPaused);
-    counting::ResetThreadPeak();
     return static_cast<ThreadContext*>(ctx)->run->Cross(static_cast<ThreadContext*>(ctx));
   }
   static int64_t Next(void* ctx) {
@@ -100,20 +96,14 @@ class CountRun {
     static_cast<ThreadContext*>(ctx)->run->Fail(message);
     counting::SetMode(mode);
   }
-  static constexpr internal::Host kHost = {&Start,           &Next,        &Pause,
-                                           &Resume,          &Skip,        &CountThisThread,
-                                           &SetCounter,      &Footprint};
+  static constexpr internal::Host kHost = {&Start,           &Next,       &Pause,    &Resume, &Skip,
+                                           &CountThisThread, &SetCounter, &Footprint};
 
   // Crosses boundaries until the next non-empty segment (returns its size, counting on) or the
   // end of the pass (returns 0, counting off).
   int64_t Cross(ThreadContext* t) {
     for (;;) {
       const int b = t->next_boundary++;
-      if (b == kWindow1Start) t->live_at_window_start = counting::ThreadLiveBytes();
-      if (b == kLastBoundary) {
-        t->peak_live = counting::ThreadPeakLiveBytes();
-        t->live_at_end = counting::ThreadLiveBytes();
-      }
       if (!Synchronize(b) || b == kLastBoundary) return 0;
       if (segments_[b] > 0) {
         if (!t->user_paused) SetCounting(t, true);
@@ -127,8 +117,11 @@ class CountRun {
     bool last = false;
     if (!barrier_.Wait(&last)) return false;
     if (last) {
+      if (boundary == 0) counting::ResetLive();
       if (boundary == kLastBoundary) counting::SetBackgroundWindow(false);
       snapshots_[boundary] = counting::Read();
+      live_[boundary] = counting::LiveBytes();
+      if (boundary == kLastBoundary) peak_live_ = counting::PeakLiveBytes();
       if (boundary == kWindow1Start) counting::SetBackgroundWindow(true);
     }
     return barrier_.Wait(nullptr);
@@ -155,12 +148,14 @@ class CountRun {
   }
 
   void RunThread(ThreadContext* t, int thread_index);
-  AllocMetrics Metrics(int64_t window_growth) const;
+  AllocMetrics Metrics() const;
 
   const Instance& instance_;
   Barrier barrier_;
   const int64_t segments_[kLastBoundary];
   Snapshot snapshots_[kLastBoundary + 1];
+  int64_t live_[kLastBoundary + 1] = {};  // live usable bytes of the scenario at each boundary
+  int64_t peak_live_ = 0;
   std::mutex mutex_;
   std::string error_;
   std::vector<Counter> counters_;
@@ -196,18 +191,11 @@ CountOutcome CountRun::Run() {
   CountOutcome outcome;
   outcome.error = error_;
   outcome.counters = counters_;
-  if (outcome.error.empty()) {
-    int64_t growth = 0;
-    for (const auto& t : contexts) growth += t.live_at_end - t.live_at_window_start;
-    outcome.metrics = Metrics(growth);
-    for (const auto& t : contexts) outcome.metrics.peak_live_bytes += t.peak_live;
-  }
+  if (outcome.error.empty()) outcome.metrics = Metrics();
   return outcome;
 }
 
-// `window_growth`: usable bytes the scenario's threads kept (allocated minus freed) over the
-// two windows.
-AllocMetrics CountRun::Metrics(int64_t window_growth) const {
+AllocMetrics CountRun::Metrics() const {
   AllocMetrics m;
   m.warmup_ops = segments_[0] + segments_[1];
   m.window_ops = segments_[2];
@@ -226,6 +214,9 @@ AllocMetrics CountRun::Metrics(int64_t window_growth) const {
   const Counters background = Minus(snapshots_[4].background, snapshots_[2].background);
   m.background_bytes_per_op = static_cast<double>(background.requested_bytes) / window_ops;
   m.background_allocs_per_op = static_cast<double>(background.allocs) / window_ops;
+  m.peak_live_bytes = peak_live_;
+  // Usable bytes the scenario kept (allocated minus freed) over the two windows.
+  const int64_t window_growth = live_[kLastBoundary] - live_[kWindow1Start];
 
   const Counters& w1 = m.windows[0];
   const Counters& w2 = m.windows[1];

@@ -32,7 +32,7 @@ struct AllocMetrics {
   double usable_bytes_per_op = 0;
   double first_op_bytes = 0;
   double first_op_allocs = 0;
-  int64_t peak_live_bytes = 0;  // usable bytes, summed over the scenario's threads
+  int64_t peak_live_bytes = 0;  // usable bytes live at once, all the scenario's threads together
   double background_bytes_per_op = 0;
   double background_allocs_per_op = 0;
   bool steady = true;
@@ -49,7 +49,7 @@ struct Counter {
 struct CountOutcome {
   AllocMetrics metrics;
   std::vector<Counter> counters;  // in the order first set
-  std::string error;  // non-empty: the scenario failed and metrics are meaningless
+  std::string error;              // non-empty: the scenario failed and metrics are meaningless
 };
 
 // REQUIRES: the calling thread is in counting::Mode::kIgnored; options.warmup, options.ops >= 1.

@@ -64,7 +64,7 @@ inline constexpr Field kFields[] = {
      "allocations of the first (cold) op, per thread",
      &fields_internal::Alloc<&AllocMetrics::first_op_allocs>},
     {"peak_live_bytes", Section::kAlloc, "B", Gate::kExact, nullptr,
-     "highest usable bytes live at once during the pass, summed over the scenario's threads",
+     "highest usable bytes live at once during the pass, all the scenario's threads together",
      &fields_internal::PeakLive},
     {"background_bytes_per_op", Section::kAlloc, "B", Gate::kInfo, nullptr,
      "requested bytes of other threads during the windows, per scenario op",

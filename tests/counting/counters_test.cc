@@ -76,32 +76,53 @@ TEST(CountersTest, BasicTrackingIgnoresUsableBytes) {
   ScopedTracking tracking(Tracking::kBasic);
   int64_t peak = -1;
   const Delta d = Counted([&] {
-    ResetThreadPeak();
+    ResetLive();
     RecordAlloc(100, 112);
-    peak = ThreadPeakLiveBytes();
+    peak = PeakLiveBytes();
   });
   EXPECT_EQ(d.scenario.requested_bytes, 100u);
   EXPECT_EQ(d.scenario.usable_bytes, 0u);
   EXPECT_EQ(peak, 0);
 }
 
-TEST(CountersTest, PeakAndLiveBytesFollowTheCountingThread) {
+TEST(CountersTest, PeakAndLiveBytesFollowTheCountingThreads) {
   int64_t peak = 0;
   int64_t live = 0;
   int64_t after_reset = -1;
   Counted([&] {
-    ResetThreadPeak();
+    ResetLive();
     for (int i = 0; i < 3; ++i) RecordAlloc(32, 48);
     for (int i = 0; i < 3; ++i) RecordFree(48);
     RecordAlloc(8, 16);
-    peak = ThreadPeakLiveBytes();
-    live = ThreadLiveBytes();
-    ResetThreadPeak();
-    after_reset = ThreadPeakLiveBytes();
+    peak = PeakLiveBytes();
+    live = LiveBytes();
+    ResetLive();
+    after_reset = PeakLiveBytes();
   });
   EXPECT_EQ(peak, 144);
   EXPECT_EQ(live, 16);
   EXPECT_EQ(after_reset, 0);
+}
+
+// A thread the scenario starts frees what its starter allocated (std::thread's own state does
+// exactly this): live bytes are the scenario's, not a thread's, so they return to zero.
+TEST(CountersTest, LiveBytesFollowBlocksFreedOnAnotherCountingThread) {
+  int64_t peak = 0;
+  int64_t live = -1;
+  Counted([&] {
+    ResetLive();
+    RecordAlloc(64, 80);
+    std::thread([] {
+      SetMode(Mode::kCounting);
+      RecordAlloc(16, 32);
+      RecordFree(80);
+      RecordFree(32);
+    }).join();
+    peak = PeakLiveBytes();
+    live = LiveBytes();
+  });
+  EXPECT_EQ(peak, 112);
+  EXPECT_EQ(live, 0);
 }
 
 TEST(CountersTest, ExitedThreadsCountsSurvive) {

@@ -129,18 +129,18 @@ TEST(ThreadTest, ExitedThreadsCountsSurvive) {
   EXPECT_EQ(d.scenario.requested_bytes, 80u);
 }
 
-TEST(PeakTest, ThreadPeakLiveBytesUnderFullTracking) {
+TEST(PeakTest, PeakLiveBytesUnderFullTracking) {
   ScopedTracking tracking(Tracking::kFull);
   void* blocks[3] = {};
   size_t usable_sum = 0;
   int64_t peak = 0;
   int64_t live = 0;
   Counted([&] {
-    ResetThreadPeak();
+    ResetLive();
     for (void*& p : blocks) p = malloc(32);
     for (void* p : blocks) free(p);
-    peak = ThreadPeakLiveBytes();
-    live = ThreadLiveBytes();
+    peak = PeakLiveBytes();
+    live = LiveBytes();
   });
   for (void* p : blocks) Escape(p);
   // The blocks are gone; their usable sizes are the same for any 32-byte request.
@@ -158,11 +158,11 @@ TEST(PeakTest, BasicTrackingLeavesPeakAtZero) {
   ScopedTracking tracking(Tracking::kBasic);
   int64_t peak = -1;
   Counted([&] {
-    ResetThreadPeak();
+    ResetLive();
     void* p = malloc(32);
     Escape(p);
     free(p);
-    peak = ThreadPeakLiveBytes();
+    peak = PeakLiveBytes();
   });
   EXPECT_EQ(peak, 0);
 }

@@ -56,13 +56,13 @@ Tracking GetTracking() noexcept;
 // Sum over every thread, live and exited. Thread-safe; may be called while others allocate.
 Snapshot Read() noexcept;
 
-// Live bytes (usable) allocated minus freed by the current thread while kCounting, and the
-// highest value that reached since the last ResetThreadPeak() on this thread. Both are counted
-// from the last ResetThreadPeak(), which zeroes them (so live bytes go negative when the thread
-// frees blocks it allocated before); both stay 0 under Tracking::kBasic.
-void ResetThreadPeak() noexcept;
-int64_t ThreadPeakLiveBytes() noexcept;
-int64_t ThreadLiveBytes() noexcept;
+// Live bytes (usable) allocated minus freed by all kCounting threads together, and the highest
+// value that reached, since the last ResetLive(), which zeroes both (live bytes go negative
+// when blocks allocated before it are freed). Process-wide, not per thread, because one thread
+// of a scenario may free what another allocated. Both stay 0 under Tracking::kBasic.
+void ResetLive() noexcept;
+int64_t PeakLiveBytes() noexcept;
+int64_t LiveBytes() noexcept;
 
 // Recording entry points with the same attribution as the interposed functions: a no-op unless
 // Active(), then scenario (kCounting) or background (kUnassigned, window open). Tests call them
