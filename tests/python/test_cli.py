@@ -37,18 +37,16 @@ def test_missing_interpreter_is_a_clear_error():
 
 def test_run_writes_results_and_report(build_dir, tmp_path):
     out = tmp_path / "r.json"
-    done = entry("run", "--build-dir", str(build_dir), "--filter", "^strings/", "--no-time",
-                 "--out", str(out))
+    done = entry("run", "--build-dir", str(build_dir), "--filter", "^naming_schema/protocol",
+                 "--no-time", "--out", str(out))
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     by_name = {r["name"]: r["alloc"] for r in doc["results"]}
-    # "postgresql" + ".client.request": the copy grows past the 15-char buffer to capacity 30.
-    assert by_name["strings/interpolated_name"]["bytes_per_op"] == 31
-    assert by_name["strings/precomputed_name"]["bytes_per_op"] == 0
-    assert by_name["strings/copy/length:64"]["bytes_per_op"] == 65
+    assert by_name["naming_schema/protocol_names/schema:0/precomputed:1"]["bytes_per_op"] == 0
+    assert by_name["naming_schema/protocol_names/schema:0/precomputed:0"]["bytes_per_op"] > 0
     assert doc["context"]["revision"]["sha"]  # this checkout's revision
     report = out.with_suffix(".md").read_text()
-    assert "| `strings/copy/length:64` | 65 | 1 | - |" in report
+    assert "| `naming_schema/protocol_names/schema:1/precomputed:1` | 0 | 0 | - |" in report
     assert "B/op" in done.stdout  # allocbench-run's table
 
 

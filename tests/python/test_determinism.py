@@ -5,8 +5,13 @@ from __future__ import annotations
 from conftest import count_only
 
 # Single-threaded instances of both plugins (the built-in one and the ground truth).
-FILTER = "^(ground_truth/(mixed|setup_and_pause|sized)|strings|containers|memory)"
+FILTER = ("^(ground_truth/(mixed|setup_and_pause|sized)|naming_schema|span_creation|trace_fanout|"
+          "tag_interning/.*contexts:500)")
 EXACT = ("bytes_per_op", "allocs_per_op", "frees_per_op", "first_op_bytes", "first_op_allocs")
+# Across backends the steady per-op counts must agree. The cold op may not: glibc sizes a new
+# thread's TLS vector by the number of TLS modules loaded, and libjemalloc brings one, so the
+# first thread a scenario spawns costs 16 B more under jemalloc.
+PER_OP = ("bytes_per_op", "allocs_per_op", "frees_per_op")
 
 
 def test_five_runs_are_identical(runner, ground_truth, build_dir, tmp_path):
@@ -34,7 +39,7 @@ def test_requested_bytes_do_not_depend_on_the_backend(build_dir, ground_truth, t
         out = tmp_path / f"{runner.name}.json"
         alloc = count_only(runner, ground_truth, out, "--plugin", str(builtin),
                            "--filter", FILTER)
-        per_backend[runner.name] = {n: {k: a[k] for k in EXACT} for n, a in alloc.items()}
+        per_backend[runner.name] = {n: {k: a[k] for k in PER_OP} for n, a in alloc.items()}
         assert alloc["ground_truth/mixed"]["bytes_per_op"] == 206
         # What the allocator really handed out is its own business, but never less.
         for a in alloc.values():

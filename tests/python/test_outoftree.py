@@ -36,4 +36,4 @@ def test_installed_package_builds_and_runs_a_user_plugin(build_dir, tmp_path):
     assert alloc["outoftree/tag_list"]["allocs_per_op"] == 4
     # The installed runner finds the installed built-in plugin by itself.
     done = run_runner(runner, "--list")
-    assert done.returncode == 0 and "strings/interpolated_name" in done.stdout
+    assert done.returncode == 0 and "span_creation/bare_start_span" in done.stdout
