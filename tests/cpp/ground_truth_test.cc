@@ -14,7 +14,7 @@ class GroundTruth : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     counting::SetMode(counting::Mode::kIgnored);
-    for (Instance& inst : ExpandInstances({LoadPlugin(GROUND_TRUTH_PLUGIN)})) {
+    for (Instance& inst : ExpandInstances({LoadPlugin(PLUGIN_PATH)})) {
       instances_.emplace(inst.name, inst);
     }
   }

@@ -20,7 +20,7 @@ class MetricsFamilies : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     counting::SetMode(counting::Mode::kIgnored);
-    for (Instance& inst : ExpandInstances({LoadPlugin(BUILTIN_PLUGIN)})) {
+    for (Instance& inst : ExpandInstances({LoadPlugin(PLUGIN_PATH)})) {
       instances_.emplace(inst.name, inst);
     }
   }

@@ -28,7 +28,7 @@ class TracerFamilies : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     counting::SetMode(counting::Mode::kIgnored);
-    for (Instance& inst : ExpandInstances({LoadPlugin(BUILTIN_PLUGIN)})) {
+    for (Instance& inst : ExpandInstances({LoadPlugin(PLUGIN_PATH)})) {
       if (IsOurs(inst.name)) instances_.emplace(inst.name, inst);
     }
   }
