@@ -10,11 +10,15 @@ import argparse
 import importlib
 import sys
 
+from allocbench import packages
 from allocbench.errors import UserError
 
 COMMANDS = {
     "run": "build if needed, run the scenarios, write results/<revision>.json and a report",
     "test": "build and run every test (C++, Python, sanitizers)",
+    "compare": "gate candidate results against baseline results (exit 1 on a regression)",
+    "ab": "build two revisions' plugins, run them with interleaved forks, compare",
+    "calibrate": "A/A runs of one build: the time gate's false positives and detectable effect",
 }
 
 
@@ -30,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        packages.ensure(packages.PYTHON_PACKAGES)
+    except UserError as e:
+        print(f"allocbench: error: {e}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = vars(parser.parse_args(argv))
     command = args.pop("command")

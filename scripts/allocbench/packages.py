@@ -16,6 +16,8 @@ BUILD_PACKAGES = [
     "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
 ]
 TEST_PACKAGES = ["python3-pytest"]
+# Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
+PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 
 
 def missing(packages: list[str]) -> list[str]:

@@ -1,0 +1,125 @@
+"""allocbench ab --base REV --cand REV: the pull-request gate in one command.
+
+Builds each revision's scenario plugin in its own git worktree of the subject repository
+(--repo, default: the checkout you are in), runs ONE harness on both plugins with interleaved
+forks (base, cand, base, cand …) so machine drift hits both alike, then compares as
+`allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression,
+2 bad input). Results go to <repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json,
+with the pull-request comment next to them as comparison.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from allocbench import compare_format, packages, project, revisions
+from allocbench.commands import compare as compare_command
+from allocbench.errors import UserError
+from allocbench.fileio import write_atomically
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return value
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, forks: int, with_no_time: bool = True
+                      ) -> None:
+    """How the harness runs: shared by ab and calibrate."""
+    parser.add_argument("--runner", type=Path, metavar="PATH",
+                        help="allocbench-run to use for every fork [this checkout's "
+                             "build/release/bin/allocbench-run, built if needed]")
+    parser.add_argument("--forks", type=positive, default=forks, metavar="N",
+                        help=f"processes per side, interleaved [{forks}]")
+    parser.add_argument("--repetitions", type=positive, metavar="N",
+                        help="time-pass samples per fork [allocbench-run's: 5]")
+    parser.add_argument("--min-time", metavar="SECONDS",
+                        help="minimum time per sample [allocbench-run's: 0.05]")
+    parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
+    if with_no_time:
+        parser.add_argument("--no-time", action="store_true",
+                            help="skip the time pass (allocation metrics only)")
+
+
+def runner_options(*, repetitions: int | None, min_time: str | None, filter: str | None,
+                   no_time: bool) -> list[str]:
+    options = []
+    for flag, value in (("--filter", filter), ("--repetitions", repetitions),
+                        ("--min-time", min_time)):
+        if value is not None:
+            options += [flag, str(value)]
+    return options + (["--no-time"] if no_time else [])
+
+
+def harness(runner: Path | None) -> Path:
+    """The given runner, or this checkout's Release allocbench-run (built when missing)."""
+    if runner is not None:
+        if not runner.is_file():
+            raise UserError(f"{runner}: no such runner; build allocbench-run or drop --runner")
+        return runner
+    packages.ensure(packages.BUILD_PACKAGES)
+    build = project.build_dir()
+    runner = project.runner_path(build)
+    if not runner.exists():
+        project.configure_and_build(build, targets=[runner.name, "allocbench_builtin"])
+    return runner
+
+
+def setup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", required=True, metavar="REV", help="baseline revision")
+    parser.add_argument("--cand", required=True, metavar="REV", help="candidate revision")
+    parser.add_argument("--repo", type=Path, metavar="PATH",
+                        help="the repository whose revisions to build [the current checkout]")
+    parser.add_argument("--target", default="allocbench_builtin", metavar="NAME",
+                        help="CMake target of the scenario plugin [allocbench_builtin]")
+    parser.add_argument("--plugin-path", default="lib/allocbench/allocbench_builtin.so",
+                        metavar="PATH", help="the plugin, relative to the build folder "
+                                             "[lib/allocbench/allocbench_builtin.so]")
+    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
+                        help="extra configure argument, repeatable; write it with '=': "
+                             "--cmake-arg=-DCMAKE_PREFIX_PATH=/opt/allocbench")
+    add_run_arguments(parser, forks=3)
+    compare_command.add_gate_arguments(parser)
+
+
+def run(*, base: str, cand: str, repo: Path | None = None, target: str = "allocbench_builtin",
+        plugin_path: str = "lib/allocbench/allocbench_builtin.so",
+        cmake_arg: list[str] | None = None, runner: Path | None = None, forks: int = 3,
+        repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
+        no_time: bool = False, format: str = "console", fail_on: str = "any",
+        config: Path | None = None, threshold: float | None = None,
+        calibration: Path | None = None, show_all: bool = False) -> int:
+    repo = revisions.toplevel(repo or Path.cwd())
+    shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
+    runner = harness(runner)
+    plugins: dict[str, Path] = {}
+    for sha in dict.fromkeys(shas.values()):
+        plugins[sha] = revisions.build_plugin(repo, sha, target=target, plugin_path=plugin_path,
+                                              cmake_args=list(cmake_arg or []))
+    subjects = [revisions.Subject(side, (plugins[sha],),
+                                  tuple(revisions.revision(repo, sha).context_flags()))
+                for side, sha in shas.items()]
+    out = revisions.state_dir(repo) / "ab" / f"{shas['base'][:12]}-{shas['cand'][:12]}"
+    options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
+                             no_time=no_time)
+    folders = revisions.run_interleaved(runner, subjects, forks, out, options)
+
+    # The subject repository's own settings, wherever ab is started from.
+    if config is None and (repo / compare_command.DEFAULT_CONFIG).is_file():
+        config = repo / compare_command.DEFAULT_CONFIG
+    if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
+        calibration = repo / compare_command.DEFAULT_CALIBRATION
+    comparison, text, code = compare_command.gate(
+        folders["base"], folders["cand"], format=format, fail_on=fail_on, config_path=config,
+        threshold=threshold, calibration=calibration, show_all=show_all)
+    write_atomically(out / "comparison.md", compare_format.markdown(comparison, fail_on))
+    print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
+    print(text, end="")
+    return code

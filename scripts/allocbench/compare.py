@@ -1,0 +1,318 @@
+"""Comparing two sets of results: exact gate for allocation metrics, interval gate for time.
+
+Pure: loaded documents in, a Comparison out (compare_format.py prints it). Which metrics are
+gated, and how, comes from each document's `fields` list (`gate: exact` / `time` / `info`).
+
+Verdicts, per metric of a scenario instance present on both sides:
+- exact metrics: *worse* (increase beyond the budget), *allowed* (increase within it),
+  *better* (decrease), *same*, or *nondeterministic* (forks of one side disagree; never gates);
+- time: *worse* / *better* when the whole interval of the relative difference of means lies
+  beyond ±threshold, *same* otherwise, *unstable* (too few samples, cv above the limit, or
+  bimodal; never gates);
+- an instance that failed (its `error`) in the candidate is *failed*, and gates.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from allocbench import results, stats
+from allocbench.config import Config, TimeSettings
+from allocbench.errors import UserError
+
+WORSE, BETTER, SAME, ALLOWED = "worse", "better", "same", "allowed"
+UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
+FAIL_ON = ("alloc", "time", "any")
+
+Key = tuple[str, tuple[tuple[str, Any], ...], int, str]
+
+
+def key_of(result: dict[str, Any]) -> Key:
+    """Results pair by scenario, arguments, threads and allocator."""
+    return (result["scenario"], tuple(sorted((result.get("args") or {}).items())),
+            result["threads"], result.get("allocator", ""))
+
+
+@dataclass(frozen=True)
+class Side:
+    path: Path
+    label: str
+    docs: tuple[dict[str, Any], ...]
+
+    @property
+    def fields(self) -> list[dict[str, Any]]:
+        return self.docs[0]["fields"]
+
+    def by_key(self) -> dict[Key, list[dict[str, Any]]]:
+        """Every instance's results, one per fork, in first-seen order."""
+        out: dict[Key, list[dict[str, Any]]] = {}
+        for doc in self.docs:
+            for r in doc["results"]:
+                out.setdefault(key_of(r), []).append(r)
+        return out
+
+
+def _label(path: Path, docs: list[dict[str, Any]]) -> str:
+    names = {(d["context"].get("revision") or {}).get("describe")
+             or ((d["context"].get("revision") or {}).get("sha") or "")[:12] for d in docs}
+    return names.pop() if len(names) == 1 and "" not in names else path.name
+
+
+def load_side(path: Path) -> Side:
+    """A results file, or a directory of them (the forks of one side)."""
+    path = Path(path)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise UserError(f"{path}: no results files (*.json) in this directory")
+    docs = [results.load(f) for f in files]
+    return Side(path, _label(path, docs), tuple(docs))
+
+
+@dataclass(frozen=True)
+class ExactChange:
+    metric: str
+    unit: str
+    base: tuple[float, ...]    # distinct values over the forks, sorted
+    cand: tuple[float, ...]
+    budget: str                # allowed increase: "0", "64", "10%"
+    verdict: str
+
+    @property
+    def delta(self) -> float | None:
+        if len(self.base) != 1 or len(self.cand) != 1:
+            return None
+        return self.cand[0] - self.base[0]
+
+    @property
+    def percent(self) -> float | None:
+        delta = self.delta
+        if delta is None or self.base[0] == 0:
+            return None
+        return 100.0 * delta / self.base[0]
+
+
+@dataclass(frozen=True)
+class TimeChange:
+    metric: str
+    unit: str
+    base_n: int
+    cand_n: int
+    base_mean: float
+    cand_mean: float
+    base_cv: float
+    cand_cv: float
+    interval: stats.Interval | None
+    p_value: float | None
+    threshold: float           # percent
+    verdict: str
+    reason: str = ""           # why unstable
+    noise: str = ""            # calibration's warning, if its noise exceeds the threshold
+
+
+@dataclass(frozen=True)
+class InstanceComparison:
+    name: str
+    key: Key
+    exact: tuple[ExactChange, ...]
+    time: tuple[TimeChange, ...]
+    failure: str = ""          # "candidate: <error>" or "base: <error>"
+
+    @property
+    def failed_in_candidate(self) -> bool:
+        return self.failure.startswith("candidate")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: Side
+    cand: Side
+    instances: tuple[InstanceComparison, ...]
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    settings: TimeSettings
+    config_path: Path | None
+
+
+def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
+                 limit_allowed: float, budget: str) -> ExactChange:
+    b, c = tuple(sorted(set(base))), tuple(sorted(set(cand)))
+    if len(b) > 1 or len(c) > 1:
+        verdict = NONDETERMINISTIC
+    elif c[0] > b[0] + limit_allowed:
+        verdict = WORSE
+    elif c[0] > b[0]:
+        verdict = ALLOWED
+    elif c[0] < b[0]:
+        verdict = BETTER
+    else:
+        verdict = SAME
+    return ExactChange(metric, unit, b, c, budget, verdict)
+
+
+def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
+                cand_forks: list[np.ndarray], *, threshold: float, settings: TimeSettings,
+                seed: int) -> TimeChange:
+    """The time verdict for one metric from each side's samples, one array per fork;
+    `threshold` in percent. Lower is better, except for rates (unit ending in '/s')."""
+    base_forks = [np.asarray(f, dtype=float) for f in base_forks]
+    cand_forks = [np.asarray(f, dtype=float) for f in cand_forks]
+    base, cand = np.concatenate(base_forks), np.concatenate(cand_forks)
+    common = dict(metric=metric, unit=unit, base_n=len(base), cand_n=len(cand),
+                  base_mean=stats.center(base_forks), cand_mean=stats.center(cand_forks),
+                  base_cv=stats.cv(base), cand_cv=stats.cv(cand), threshold=threshold)
+    if base.min() <= 0:   # a resample of zeros would divide by zero
+        return TimeChange(**common, interval=None, p_value=None, verdict=UNSTABLE,
+                          reason="a baseline sample is not positive")
+    reasons = []
+    if min(len(base), len(cand)) < settings.min_samples:
+        reasons.append(f"{min(len(base), len(cand))} samples, fewer than "
+                       f"{settings.min_samples}")
+    relevant = threshold / 200.0   # differences under half the threshold cannot fool the gate
+    for side, forks, samples in (("base", base_forks, base), ("candidate", cand_forks, cand)):
+        if stats.cv(samples) > settings.max_cv:
+            reasons.append(f"{side} cv {stats.cv(samples):.3f} > {settings.max_cv:g}")
+        modes = stats.bimodal(stats.within_forks(forks), min_separation=relevant)
+        if modes:
+            reasons.append(f"{side} bimodal ({modes.low_count} samples near "
+                           f"{modes.low_mean:.4g}, {modes.high_count} near {modes.high_mean:.4g})")
+    interval = stats.bootstrap_interval(base_forks, cand_forks, confidence=settings.confidence,
+                                        seed=seed)
+    p_value = stats.mann_whitney_p(base, cand)
+    limit = threshold / 100.0
+    sign = -1.0 if unit.endswith("/s") else 1.0   # a higher rate is better
+    low, high = sorted((sign * interval.relative_low, sign * interval.relative_high))
+    if reasons:
+        verdict = UNSTABLE
+    elif low > limit:
+        verdict = WORSE
+    elif high < -limit:
+        verdict = BETTER
+    else:
+        verdict = SAME
+    return TimeChange(**common, interval=interval, p_value=p_value, verdict=verdict,
+                      reason="; ".join(reasons))
+
+
+def seed_of(name: str, metric: str) -> int:
+    """A fixed seed per instance and metric: output does not depend on order or on other runs."""
+    return zlib.crc32(f"{name}/{metric}".encode())
+
+
+def _failure(rows: list[dict[str, Any]]) -> str:
+    return next((r["error"] for r in rows if r.get("error")), "")
+
+
+def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
+                      cand: list[dict[str, Any]], fields: list[dict[str, Any]],
+                      config: Config, calibration: dict[tuple[Key, str], dict[str, Any]]
+                      ) -> InstanceComparison:
+    for side, rows in (("candidate", cand), ("base", base)):
+        if _failure(rows):
+            return InstanceComparison(name, key, (), (), f"{side}: {_failure(rows)}")
+    exact, time = [], []
+    for f in fields:
+        if f["gate"] == "exact":
+            b = [v for r in base if (v := results.metric(r, f)) is not None]
+            c = [v for r in cand if (v := results.metric(r, f)) is not None]
+            if b and c:
+                limit = config.limit(name, f["key"])
+                exact.append(exact_change(f["key"], f["unit"], b, c,
+                                          limit.allowed(float(min(b))), str(limit)))
+        elif f["gate"] == "time":
+            b, c = fork_samples(base, f), fork_samples(cand, f)
+            if b and c:
+                change = time_change(f["key"], f["unit"], b, c, threshold=config.threshold(name),
+                                     settings=config.time, seed=seed_of(name, f["key"]))
+                time.append(_with_noise(change, calibration.get((key, f["key"]))))
+    return InstanceComparison(name, key, tuple(exact), tuple(time))
+
+
+def fork_samples(rows: list[dict[str, Any]], field: dict[str, Any]) -> list[np.ndarray]:
+    """Each fork's samples of a time metric (`samples_<key>`, or its one value)."""
+    out = []
+    for r in rows:
+        section = r.get(field["section"]) or {}
+        samples = section.get(f"samples_{field['key']}")
+        if not samples and section.get(field["key"]) is not None:
+            samples = [section[field["key"]]]
+        if samples:
+            out.append(np.asarray(samples, dtype=float))
+    return out
+
+
+def _with_noise(change: TimeChange, calibrated: dict[str, Any] | None) -> TimeChange:
+    if not calibrated or not calibrated.get("noisy"):
+        return change
+    mde = calibrated.get("mde_percent")
+    what = f"minimum detectable effect {mde:.1f}%" if mde is not None else "unstable"
+    note = (f"A/A calibration: {what}, false positives {calibrated['false_positive_rate']:.0%} "
+            f"at {calibrated['forks']} forks × {calibrated['repetitions']} repetitions")
+    return replace(change, noise=note)
+
+
+def compare(base: Side, cand: Side, config: Config,
+            calibration: dict[tuple[Key, str], dict[str, Any]] | None = None) -> Comparison:
+    """Pairs the instances of both sides and compares every gated metric of each pair."""
+    base_rows, cand_rows = base.by_key(), cand.by_key()
+    common = [k for k in base_rows if k in cand_rows]
+    if not common:
+        raise UserError(
+            f"{base.path} ({len(base_rows)} instances) and {cand.path} ({len(cand_rows)}) have "
+            "no scenario instance in common (paired by scenario, arguments, threads and "
+            "allocator): compare results of the same scenarios")
+    cand_keys = {(f["section"], f["key"]) for f in cand.fields}
+    fields = [f for f in base.fields if (f["section"], f["key"]) in cand_keys]
+    config.check_metrics([f["key"] for f in fields if f["gate"] == "exact"])
+    allocators = {k[3] for k in list(base_rows) + list(cand_rows)}
+
+    def name(rows: list[dict[str, Any]]) -> str:
+        return rows[0]["name"] + (f" [{rows[0].get('allocator')}]" if len(allocators) > 1 else "")
+
+    instances = tuple(_compare_instance(name(base_rows[k]), k, base_rows[k], cand_rows[k],
+                                        fields, config, calibration or {}) for k in common)
+    added = tuple(name(rows) for k, rows in cand_rows.items() if k not in base_rows)
+    removed = tuple(name(rows) for k, rows in base_rows.items() if k not in cand_rows)
+    return Comparison(base, cand, instances, added, removed, config.time, config.path)
+
+
+def verdicts(comparison: Comparison) -> Counter[str]:
+    """How many metrics got each verdict; a failed instance counts once."""
+    tally: Counter[str] = Counter()
+    for inst in comparison.instances:
+        if inst.failure:
+            tally[FAILED] += 1
+        for change in (*inst.exact, *inst.time):
+            tally[change.verdict] += 1
+    return tally
+
+
+def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
+    """The (instance, metric) pairs that fail the gate; a failed candidate always does."""
+    out = []
+    for inst in comparison.instances:
+        if inst.failed_in_candidate:
+            out.append((inst.name, FAILED))
+        if fail_on in ("alloc", "any"):
+            out += [(inst.name, c.metric) for c in inst.exact if c.verdict == WORSE]
+        if fail_on in ("time", "any"):
+            out += [(inst.name, c.metric) for c in inst.time if c.verdict == WORSE]
+    return out
+
+
+def load_calibration(path: Path) -> dict[tuple[Key, str], dict[str, Any]]:
+    """calibrate's noise per instance and time metric (see commands/calibrate.py)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+        return {(key_of(entry), entry["metric"]): entry for entry in doc["scenarios"]}
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the calibration ({e.strerror})") from None
+    except (ValueError, KeyError, TypeError):
+        raise UserError(f"{path}: not a calibration file written by 'allocbench calibrate'; "
+                        "run it again to regenerate the file") from None

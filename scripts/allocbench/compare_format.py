@@ -1,0 +1,242 @@
+"""Printing a Comparison: console table, pull-request comment (markdown), JSON.
+
+The markdown follows the benchmarking bots that tracer teams read on every pull request: the
+count of regressions and improvements first, then the regressions with their absolute and
+relative intervals, then a collapsed table of every metric.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from allocbench import compare as cmp
+from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
+from allocbench.report import format_value
+
+# Most urgent first: the order of the console rows and of the markdown sections.
+ORDER = [cmp.FAILED, cmp.WORSE, cmp.NONDETERMINISTIC, cmp.UNSTABLE, cmp.ALLOWED, cmp.BETTER,
+         cmp.SAME]
+MARK = {cmp.WORSE: "🟥", cmp.BETTER: "🟩", cmp.FAILED: "❌", cmp.UNSTABLE: "⚠️",
+        cmp.NONDETERMINISTIC: "⚠️", cmp.ALLOWED: "🟨", cmp.SAME: ""}
+
+
+def _num(value: float, signed: bool = False) -> str:
+    """About four significant digits, without exponents: 0.123, 1.23, 12.3, 1234."""
+    size = abs(value)
+    digits = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else 3
+    if float(value).is_integer():
+        digits = 0
+    return f"{value:+,.{digits}f}" if signed else f"{value:,.{digits}f}"
+
+
+def _values(values: tuple[float, ...], unit: str) -> str:
+    if len(values) == 1:
+        return format_value(values[0], unit)
+    return f"{format_value(values[0], unit)}–{format_value(values[-1], unit)}"
+
+
+def exact_delta(change: ExactChange, with_values: bool = False) -> str:
+    """'+96 B (+400.0%)', or '+96 B (24 → 120, +400.0%)'; '—' when forks disagree."""
+    if change.delta is None:
+        return "—"
+    if change.delta == 0:
+        return "0"
+    details = []
+    if with_values:
+        details.append(f"{_values(change.base, change.unit)} → "
+                       f"{_values(change.cand, change.unit)}")
+    if change.percent is not None:   # +32 B of 213 KB is +0.015%, not +0.0%
+        digits = 1 if abs(change.percent) >= 0.1 else 3
+        details.append(f"{change.percent:+.{digits}f}%")
+    text = f"{_num(change.delta, signed=True)} {change.unit}"
+    if details:
+        text += f" ({', '.join(details)})"
+    if change.verdict == cmp.ALLOWED:
+        text += f", within budget {change.budget}"
+    return text
+
+
+def time_interval(change: TimeChange) -> str:
+    """'[+1.43 ns; +2.07 ns] or [+12.1%; +17.4%]', as the bots print it."""
+    i = change.interval
+    if i is None:
+        return "—"
+    return (f"[{_num(i.absolute_low, True)} {change.unit}; {_num(i.absolute_high, True)} "
+            f"{change.unit}] or [{100 * i.relative_low:+.1f}%; {100 * i.relative_high:+.1f}%]")
+
+
+def _time_detail(change: TimeChange) -> str:
+    text = time_interval(change)
+    if change.p_value is not None:
+        text += f", p = {change.p_value:.2g}"
+    if change.reason:
+        text += f"; {change.reason}"
+    if change.noise:
+        text += f"; {change.noise}"
+    return text
+
+
+def _rows(comparison: Comparison, show_all: bool, by_urgency: bool = True
+          ) -> list[tuple[str, str, str, str, str, str]]:
+    """(verdict, instance, metric, base, candidate, change) rows, most urgent first or in the
+    order of the instances and fields."""
+    rows = []
+    for inst in comparison.instances:
+        if inst.failure:
+            rows.append((cmp.FAILED, inst.name, "", "", "", inst.failure))
+        for c in inst.exact:
+            rows.append((c.verdict, inst.name, c.metric, _values(c.base, c.unit),
+                         _values(c.cand, c.unit), exact_delta(c)))
+        for t in inst.time:
+            rows.append((t.verdict, inst.name, t.metric, f"{_num(t.base_mean)} {t.unit}",
+                         f"{_num(t.cand_mean)} {t.unit}", _time_detail(t)))
+    rows = [r for r in rows if show_all or r[0] != cmp.SAME]
+    return sorted(rows, key=lambda r: ORDER.index(r[0])) if by_urgency else rows
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def summary(comparison: Comparison) -> str:
+    """'Found 2 regressions and 1 improvement; 40 metrics unchanged, 1 unstable.'"""
+    t = cmp.verdicts(comparison)
+    parts = [f"{_plural(t[cmp.SAME], 'metric')} unchanged", f"{t[cmp.UNSTABLE]} unstable"]
+    for verdict, text in ((cmp.ALLOWED, "within budget"),
+                          (cmp.NONDETERMINISTIC, "nondeterministic"), (cmp.FAILED, "failed")):
+        if t[verdict]:
+            parts.append(f"{t[verdict]} {text}")
+    if comparison.added:
+        parts.append(f"{_plural(len(comparison.added), 'scenario')} added")
+    if comparison.removed:
+        parts.append(f"{_plural(len(comparison.removed), 'scenario')} removed")
+    return (f"Found {_plural(t[cmp.WORSE], 'regression')} and "
+            f"{_plural(t[cmp.BETTER], 'improvement')}; {', '.join(parts)}.")
+
+
+def gate_line(comparison: Comparison, fail_on: str) -> str:
+    failing = cmp.gated(comparison, fail_on)
+    if not failing:
+        return f"Gate passed: no gated regression (--fail-on {fail_on})."
+    by_instance: dict[str, list[str]] = {}
+    for name, metric in failing:
+        by_instance.setdefault(name, []).append(metric)
+    where = "; ".join(f"{name} ({', '.join(metrics)})" for name, metrics in by_instance.items())
+    return (f"Gate failed: {_plural(len(failing), 'gated regression')} (--fail-on {fail_on}) "
+            f"in {where}.")
+
+
+def _method(comparison: Comparison) -> str:
+    s = comparison.settings
+    return (f"Allocation metrics are exact: any increase beyond the budget (default: none) is a "
+            f"regression. Time: {s.confidence:.0%} interval of the relative difference of means "
+            "(candidate vs. baseline) by a seeded two-level bootstrap (forks, then the "
+            "repetitions within them); worse or better only when the whole interval lies beyond "
+            f"±{s.threshold:g}%; *unstable* (cv > {s.max_cv:g}, bimodal repetitions, or fewer "
+            f"than {s.min_samples} samples) never gates.")
+
+
+def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str:
+    out = [f"base:      {comparison.base.label} ({comparison.base.path}, "
+           f"{_plural(len(comparison.base.docs), 'file')})",
+           f"candidate: {comparison.cand.label} ({comparison.cand.path}, "
+           f"{_plural(len(comparison.cand.docs), 'file')})", "", summary(comparison)]
+    rows = _rows(comparison, show_all)
+    if rows:
+        table = [("verdict", "scenario", "metric", "base", "candidate", "change")] + rows
+        widths = [max(len(r[i]) for r in table) for i in range(5)]
+        out.append("")
+        for r in table:
+            cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2].ljust(widths[2]),
+                     r[3].rjust(widths[3]), r[4].rjust(widths[4]), r[5]]
+            out.append("  ".join(cells).rstrip())
+    for what, names in (("added", comparison.added), ("removed", comparison.removed)):
+        if names:
+            out.append(f"{what}: {', '.join(names)}")
+    out += ["", gate_line(comparison, fail_on)]
+    return "\n".join(out) + "\n"
+
+
+def _bullets(inst: InstanceComparison, verdicts: tuple[str, ...]) -> list[str]:
+    lines = []
+    if inst.failure and cmp.FAILED in verdicts:
+        lines.append(f"- {MARK[cmp.FAILED]} failed in the {inst.failure}")
+    for c in inst.exact:
+        if c.verdict in verdicts:
+            if c.delta is None:
+                detail = (f"base {_values(c.base, c.unit)}, candidate {_values(c.cand, c.unit)} "
+                          f"{c.unit} (forks disagree)")
+            else:
+                detail = exact_delta(c, with_values=True)
+            lines.append(f"- {MARK[c.verdict]} `{c.metric}` {detail}")
+    for t in inst.time:
+        if t.verdict in verdicts:
+            lines.append(f"- {MARK[t.verdict]} `{t.metric}` {_time_detail(t)}")
+    return lines
+
+
+def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...]) -> list[str]:
+    out = []
+    for inst in comparison.instances:
+        bullets = _bullets(inst, verdicts)
+        if bullets:
+            out += ["", f"scenario:`{inst.name}`", ""] + bullets
+    return [f"### {title}"] + out + [""] if out else []
+
+
+def markdown(comparison: Comparison, fail_on: str) -> str:
+    b, c = comparison.base, comparison.cand
+    mark = "❌ " if cmp.gated(comparison, fail_on) else "✅ "
+    out = [f"## allocbench: `{b.label}` → `{c.label}`", "", f"**{summary(comparison)}**", "",
+           mark + gate_line(comparison, fail_on), ""]
+    out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE))
+    out += _section(comparison, "Improvements", (cmp.BETTER,))
+    out += _section(comparison, "Unstable or nondeterministic (never gate)",
+                    (cmp.NONDETERMINISTIC, cmp.UNSTABLE))
+    out += _section(comparison, "Within budget", (cmp.ALLOWED,))
+    for what, names in (("Added", comparison.added), ("Removed", comparison.removed)):
+        if names:
+            out += [f"### {what} scenarios", "", *(f"- `{n}`" for n in names), ""]
+    rows = _rows(comparison, show_all=True, by_urgency=False)
+    out += ["<details>",
+            f"<summary>All {_plural(len(rows), 'metric')} of "
+            f"{_plural(len(comparison.instances), 'scenario instance')}</summary>", "",
+            "| scenario | metric | base | candidate | change | verdict |",
+            "|---|---|---:|---:|---|---|"]
+    for verdict, name, metric, base, cand, change in rows:
+        metric_cell = f"`{metric}`" if metric else ""
+        verdict_cell = f"{MARK[verdict]} {verdict}".strip()
+        out.append(f"| `{name}` | {metric_cell} | {base} | {cand} | {change} | {verdict_cell} |")
+    out += ["", "</details>", "", f"<sub>{_method(comparison)}</sub>"]
+    return "\n".join(out) + "\n"
+
+
+def _time_json(t: TimeChange) -> dict[str, Any]:
+    out = {k: v for k, v in t.__dict__.items() if k != "interval"}
+    out["interval"] = None if t.interval is None else dict(t.interval.__dict__)
+    return out
+
+
+def to_json(comparison: Comparison, fail_on: str) -> str:
+    doc = {
+        "base": {"label": comparison.base.label, "path": str(comparison.base.path),
+                 "files": len(comparison.base.docs)},
+        "candidate": {"label": comparison.cand.label, "path": str(comparison.cand.path),
+                      "files": len(comparison.cand.docs)},
+        "settings": dict(comparison.settings.__dict__),
+        "config": str(comparison.config_path) if comparison.config_path else None,
+        "summary": dict(cmp.verdicts(comparison)),
+        "gate": {"fail_on": fail_on,
+                 "failed": [{"instance": n, "metric": m}
+                            for n, m in cmp.gated(comparison, fail_on)]},
+        "added": list(comparison.added),
+        "removed": list(comparison.removed),
+        "instances": [{
+            "name": inst.name, "scenario": inst.key[0], "args": dict(inst.key[1]),
+            "threads": inst.key[2], "allocator": inst.key[3], "failure": inst.failure or None,
+            "exact": [{**c.__dict__, "base": list(c.base), "cand": list(c.cand),
+                       "delta": c.delta, "percent": c.percent} for c in inst.exact],
+            "time": [_time_json(t) for t in inst.time]} for inst in comparison.instances],
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"

@@ -1,0 +1,198 @@
+"""allocbench.toml: the time gate's settings and per-scenario budgets, validated on load.
+
+    [time]
+    threshold = 5        # percent: worse/better only when the whole interval lies beyond ±5%
+    max_cv = 0.10        # a side whose coefficient of variation exceeds this is unstable
+    confidence = 0.95    # of the bootstrap interval
+    min_samples = 5      # fewer samples (forks × repetitions) on a side: unstable
+
+    [[budget]]
+    match = "trace_fanout/*"   # glob over instance names; the last matching entry wins, per key
+    bytes_per_op = 64          # allowed increase, in the metric's unit, or "10%" of the base
+    peak_live_bytes = "10%"
+    time_threshold = 10        # percent, replaces [time] threshold for these instances
+
+The metrics a budget may name are the results' own `gate: exact` fields, so they are checked
+against the results (`check_metrics`), not against a list kept here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from allocbench.errors import UserError
+
+DEFAULT_NAME = "allocbench.toml"
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+
+
+@dataclass(frozen=True)
+class TimeSettings:
+    threshold: float = 5.0     # percent
+    max_cv: float = 0.10
+    confidence: float = 0.95
+    min_samples: int = 5
+
+
+@dataclass(frozen=True)
+class Limit:
+    """An allowed increase of an exact metric: absolute (metric unit) or percent of the base."""
+    amount: float = 0.0
+    percent: bool = False
+
+    def allowed(self, base: float) -> float:
+        return base * self.amount / 100.0 if self.percent else self.amount
+
+    def __str__(self) -> str:
+        if self.percent:
+            return f"{self.amount:g}%"
+        return f"{self.amount:g}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    match: str
+    limits: dict[str, Limit] = field(default_factory=dict)
+    time_threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None
+    time: TimeSettings = TimeSettings()
+    budgets: tuple[Budget, ...] = ()
+
+    def with_threshold(self, threshold: float) -> Config:
+        """This configuration with another [time] threshold (percent); budgets still apply."""
+        return replace(self, time=replace(self.time, threshold=threshold))
+
+    def limit(self, instance: str, metric: str) -> Limit:
+        """The budget of `metric` for `instance`: the last matching entry naming it, or none."""
+        found = Limit()
+        for budget in self.budgets:
+            if metric in budget.limits and fnmatch.fnmatchcase(instance, budget.match):
+                found = budget.limits[metric]
+        return found
+
+    def threshold(self, instance: str) -> float:
+        """The time threshold for `instance`, in percent."""
+        found = self.time.threshold
+        for budget in self.budgets:
+            if budget.time_threshold is not None and fnmatch.fnmatchcase(instance, budget.match):
+                found = budget.time_threshold
+        return found
+
+    def check_metrics(self, exact_metrics: list[str]) -> None:
+        """UserError if a budget names a metric that the results do not gate exactly."""
+        for i, budget in enumerate(self.budgets, 1):
+            for key in budget.limits:
+                if key not in exact_metrics:
+                    raise UserError(
+                        f"{self.path}: unknown key 'budget[{i}].{key}'; a budget takes 'match', "
+                        f"'time_threshold' and the exact metrics {', '.join(exact_metrics)} — "
+                        "fix the spelling or remove it")
+
+
+def _number(path: Path, key: str, value: Any, what: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{path}: '{key}' must be a number ({what}), not {_describe(value)}")
+    if not low <= value <= high:
+        raise UserError(f"{path}: '{key}' is {value}; it must be between {low:g} and {high:g} "
+                        f"({what})")
+    return float(value)
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", str: "a string", list: "an array", dict: "a table",
+            int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
+    return f"{kind} ({value!r})"
+
+
+def _unknown(path: Path, key: str, known: list[str]) -> UserError:
+    return UserError(f"{path}: unknown key '{key}'; the known keys here are "
+                     f"{', '.join(known)} — fix the spelling or remove it")
+
+
+def _time(path: Path, table: Any) -> TimeSettings:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: 'time' must be a table ([time]), not {_describe(table)}")
+    known = ["threshold", "max_cv", "confidence", "min_samples"]
+    for key in table:
+        if key not in known:
+            raise _unknown(path, f"time.{key}", known)
+    settings = TimeSettings()
+    threshold = _number(path, "time.threshold", table.get("threshold", settings.threshold),
+                        "percent, e.g. 5 for 5%", 0, 1000)
+    max_cv = _number(path, "time.max_cv", table.get("max_cv", settings.max_cv),
+                     "a fraction, e.g. 0.10", 0, 100)
+    confidence = _number(path, "time.confidence", table.get("confidence", settings.confidence),
+                         "a fraction, e.g. 0.95", 0.5, 0.999)
+    min_samples = table.get("min_samples", settings.min_samples)
+    if isinstance(min_samples, bool) or not isinstance(min_samples, int):
+        raise UserError(f"{path}: 'time.min_samples' must be an integer >= 2, not "
+                        f"{_describe(min_samples)}")
+    if min_samples < 2:
+        raise UserError(f"{path}: 'time.min_samples' is {min_samples}; it must be at least 2")
+    return TimeSettings(threshold, max_cv, confidence, min_samples)
+
+
+def _limit(path: Path, key: str, value: Any) -> Limit:
+    if isinstance(value, str):
+        percent = _PERCENT.match(value)
+        if percent:
+            return Limit(float(percent.group(1)), percent=True)
+    elif not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0:
+        return Limit(float(value))
+    raise UserError(f"{path}: '{key}' must be an allowed increase: a number >= 0 in the "
+                    f"metric's unit, or a percent string like \"10%\", not {_describe(value)}")
+
+
+def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError(f"{path}: 'budget' must be an array of tables ([[budget]] entries), "
+                        f"not {_describe(entries)}")
+    budgets = []
+    for i, entry in enumerate(entries, 1):
+        match = entry.get("match")
+        if match is None:
+            raise UserError(f"{path}: budget[{i}] has no 'match'; add a glob over instance "
+                            "names, e.g. match = \"strings/*\"")
+        if not isinstance(match, str) or not match:
+            raise UserError(f"{path}: 'budget[{i}].match' must be a glob over instance names "
+                            f"(e.g. \"strings/*\"), not {_describe(match)}")
+        time_threshold = None
+        if "time_threshold" in entry:
+            time_threshold = _number(path, f"budget[{i}].time_threshold",
+                                     entry["time_threshold"], "percent, e.g. 10 for 10%", 0,
+                                     1000)
+        limits = {key: _limit(path, f"budget[{i}].{key}", value)
+                  for key, value in entry.items() if key not in ("match", "time_threshold")}
+        budgets.append(Budget(match, limits, time_threshold))
+    return tuple(budgets)
+
+
+def load(path: Path | None) -> Config:
+    """The configuration at `path`; None: ./allocbench.toml if it exists, else the defaults."""
+    if path is None:
+        default = Path(DEFAULT_NAME)
+        if not default.is_file():
+            return Config()
+        path = default
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the configuration ({e.strerror})") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"{path}: not valid TOML ({e})") from None
+    for key in doc:
+        if key not in ("time", "budget"):
+            raise _unknown(path, key, ["time", "budget"])
+    return Config(Path(path), _time(path, doc.get("time", {})),
+                  _budgets(path, doc.get("budget", [])))

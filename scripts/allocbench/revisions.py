@@ -1,0 +1,157 @@
+"""Building a revision's scenario plugin in its own git worktree, and running one fixed harness
+on several plugins with interleaved forks (shared by ab, calibrate and sweeps).
+
+Everything lives under the subject repository's `.allocbench/`, which ignores itself for git:
+    worktrees/<sha>/   `git worktree add --detach`, reused while it is checked out at <sha>
+    builds/<sha>/      its CMake build (Release, ccache if present, the caller's -D flags)
+Revisions given by the user are checked (no '..', no shell metacharacters, no leading '-')
+and resolved to a full sha; no command ever goes through a shell.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from allocbench.errors import UserError
+from allocbench.project import JOBS
+from allocbench.revision import Revision
+
+STATE = ".allocbench"
+_SAFE_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*$")
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=False)
+
+
+def _step(command: list[str], what: str) -> None:
+    """Runs a build step quietly; on failure shows the end of its output and stops."""
+    print(f"allocbench: {what}", file=sys.stderr, flush=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-30:]
+        print("\n".join(tail), file=sys.stderr)
+        raise UserError(f"{what} failed (exit code {done.returncode}); the output above says "
+                        "why")
+
+
+def toplevel(path: Path) -> Path:
+    """The root of the git checkout that contains `path`."""
+    done = _git(path, "rev-parse", "--show-toplevel")
+    if done.returncode != 0:
+        raise UserError(f"{path}: not inside a git repository; pass --repo PATH")
+    return Path(done.stdout.strip())
+
+
+def resolve(repo: Path, name: str) -> str:
+    """The full sha of the commit `name` names (a branch, tag, sha, HEAD~2 …)."""
+    if ".." in name or not _SAFE_REVISION.match(name):
+        raise UserError(f"'{name}' is not accepted as a revision: use a branch, tag or sha "
+                        "(letters, digits and . _ / ~ ^ @ + -, no '..', not starting with '-')")
+    done = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")
+    if done.returncode != 0:
+        raise UserError(f"{repo}: no commit named '{name}'; check the name with "
+                        f"'git -C {repo} log --oneline'")
+    return done.stdout.strip()
+
+
+def revision(repo: Path, sha: str) -> Revision:
+    describe = _git(repo, "describe", "--always", "--tags", sha).stdout.strip() or sha[:12]
+    return Revision(sha, describe, False)
+
+
+def state_dir(repo: Path) -> Path:
+    """`.allocbench/` of the subject repository, ignored by git through its own .gitignore."""
+    state = repo / STATE
+    state.mkdir(exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# allocbench's worktrees, builds and results: never committed\n*\n")
+    return state
+
+
+def worktree(repo: Path, sha: str) -> Path:
+    """A worktree of `repo` checked out at `sha`, created once and reused."""
+    path = state_dir(repo) / "worktrees" / sha
+    if path.exists():
+        head = _git(path, "rev-parse", "HEAD")
+        if head.returncode == 0 and head.stdout.strip() == sha:
+            return path
+        _git(repo, "worktree", "remove", "--force", str(path))
+        shutil.rmtree(path, ignore_errors=True)
+    _git(repo, "worktree", "prune")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _step(["git", "-C", str(repo), "worktree", "add", "--detach", str(path), sha],
+          f"checking out {sha[:12]} in {path}")
+    if (path / ".gitmodules").exists():
+        _step(["git", "-C", str(path), "submodule", "update", "--init", "--recursive"],
+              f"fetching the submodules of {sha[:12]}")
+    return path
+
+
+def build_plugin(repo: Path, sha: str, *, target: str, plugin_path: str,
+                 cmake_args: list[str]) -> Path:
+    """Configures (when new or when `cmake_args` changed) and builds `target` at `sha`;
+    returns the plugin, `plugin_path` relative to the build folder."""
+    source = worktree(repo, sha)
+    build = state_dir(repo) / "builds" / sha
+    stamp = build / "allocbench-cmake-args.json"
+    configure = ["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"]
+    if shutil.which("ccache"):
+        configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    configure += cmake_args
+    if not (build / "CMakeCache.txt").exists() or not stamp.exists() or \
+            json.loads(stamp.read_text()) != configure:
+        _step(configure, f"configuring {sha[:12]} in {build}")
+        stamp.write_text(json.dumps(configure))
+    _step(["cmake", "--build", str(build), "--target", target, "-j", JOBS],
+          f"building {target} at {sha[:12]}")
+    plugin = build / plugin_path
+    if not plugin.is_file():
+        raise UserError(f"built {target} at {sha[:12]}, but {plugin} does not exist; pass "
+                        "--plugin-path (relative to the build folder) to name the plugin file")
+    return plugin
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One side of an interleaved run: its name (a folder name), plugins and context."""
+    name: str
+    plugins: tuple[Path, ...]
+    context: tuple[str, ...] = ()   # allocbench-run --context flags, e.g. the revision
+
+
+def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path,
+                    options: list[str]) -> dict[str, Path]:
+    """Runs `runner` forks × len(subjects) times, alternating subjects inside each fork round
+    (A, B, A, B …) so that machine drift hits every side alike. Writes
+    out/<subject>/fork-<i>.json (stale forks of an earlier run are removed first) and returns
+    each subject's folder. `options` go to every run (--filter, --repetitions …)."""
+    folders = {}
+    for subject in subjects:
+        folder = out / subject.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for stale in folder.glob("*.json"):
+            stale.unlink()
+        folders[subject.name] = folder
+    for fork in range(1, forks + 1):
+        for subject in subjects:
+            result = folders[subject.name] / f"fork-{fork}.json"
+            command = [str(runner), "--quiet", "--out", str(result), *subject.context, *options]
+            for plugin in subject.plugins:
+                command += ["--plugin", str(plugin)]
+            print(f"allocbench: fork {fork}/{forks} of {subject.name}", file=sys.stderr,
+                  flush=True)
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode not in (0, 1):  # 1: a scenario failed, the others were measured
+                last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                raise UserError(f"{runner} failed on fork {fork} of {subject.name} (exit code "
+                                f"{done.returncode}): {last}")
+    return folders

@@ -1,0 +1,171 @@
+"""`allocbench ab` end to end: a user's repository with two revisions of a scenario plugin,
+built in worktrees against the *installed* allocbench package, run by one harness."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from allocbench import cli, revisions
+from allocbench.errors import UserError
+
+CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
+project(e2e_scenarios CXX)
+find_package(allocbench REQUIRED)
+allocbench_add_plugin(e2e_scenarios SOURCES spans.cc)
+"""
+
+SPANS = """#include <allocbench/scenario.h>
+
+#include <array>
+
+struct Span { char name[48]; };
+using Tags = std::array<char, 96>;
+
+ALLOCBENCH_SCENARIO(StartSpan, state) {
+  for (auto _ : state) {
+    Span* span = new Span;
+    allocbench::DoNotOptimize(span);
+    EXTRA
+    delete span;
+  }
+}
+ALLOCBENCH_REGISTER(StartSpan)->Name("e2e/start_span");
+
+ALLOCBENCH_SCENARIO(Tag, state) {
+  for (auto _ : state) {
+    char* tag = new char[24];
+    allocbench::DoNotOptimize(tag);
+    delete[] tag;
+  }
+}
+ALLOCBENCH_REGISTER(Tag)->Name("e2e/tag");
+"""
+# The candidate's one change: a 96-byte tag block per span.
+EXTRA_TAGS = "Tags* tags = new Tags; allocbench::DoNotOptimize(tags); delete tags;"
+
+GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          env=GIT_ENV)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def commit(repo: Path, message: str, files: dict[str, str]) -> str:
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def user_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A repository with three commits: base, +96 B per span, and a comment-only change."""
+    repo = tmp_path_factory.mktemp("user") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = {
+        "base": commit(repo, "base", {"CMakeLists.txt": CMAKELISTS,
+                                      "spans.cc": SPANS.replace("EXTRA", "")}),
+        "tags": commit(repo, "tag block", {"spans.cc": SPANS.replace("EXTRA", EXTRA_TAGS)}),
+    }
+    shas["docs"] = commit(repo, "docs only", {"spans.cc": SPANS.replace("EXTRA", ""),
+                                              "README.md": "Spans.\n"})
+    return repo, shas
+
+
+@pytest.fixture(scope="module")
+def prefix(build_dir, tmp_path_factory) -> Path:
+    prefix = tmp_path_factory.mktemp("prefix")
+    done = subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(prefix)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return prefix
+
+
+def ab(repo: Path, prefix: Path, runner: Path, base: str, cand: str, *flags: str) -> list[str]:
+    return ["ab", "--repo", str(repo), "--base", base, "--cand", cand,
+            f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}", "--target", "e2e_scenarios",
+            "--plugin-path", "e2e_scenarios.so", "--runner", str(runner), "--forks", "2",
+            *flags]
+
+
+def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo, prefix,
+                                                                      runner, capsys):
+    repo, shas = user_repo
+    code = cli.main(ab(repo, prefix, runner, "main~2", "main~1", "--no-time"))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "Found 5 regressions and 0 improvements" in out  # B, allocs, frees, usable, peak
+    rows = [line.split() for line in out.splitlines() if line.startswith("worse")]
+    assert ["worse", "e2e/start_span", "bytes_per_op", "48", "144", "+96", "B",
+            "(+200.0%)"] in rows
+    assert ["worse", "e2e/start_span", "allocs_per_op", "1", "2", "+1", "allocs",
+            "(+100.0%)"] in rows
+    assert not any("e2e/tag" in row for row in rows)
+    assert "Gate failed" in out
+
+    # Two interleaved forks per side, and the pull-request comment next to them.
+    run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['tags'][:12]}"
+    assert sorted(p.name for p in (run_dir / "base").iterdir()) == ["fork-1.json", "fork-2.json"]
+    fork = json.loads((run_dir / "cand" / "fork-2.json").read_text())
+    assert fork["context"]["revision"]["sha"] == shas["tags"]
+    assert "- 🟥 `bytes_per_op` +96 B (48 → 144, +200.0%)" in (
+        run_dir / "comparison.md").read_text()
+    # allocbench's state never shows up as untracked files in the user's repository.
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_identical_builds_pass(user_repo, prefix, runner, capsys):
+    repo, shas = user_repo
+    code = cli.main(ab(repo, prefix, runner, shas["base"], "main", "--repetitions", "3",
+                       "--min-time", "0.002", "--format", "json", "--fail-on", "alloc"))
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, doc["gate"]
+    assert doc["gate"]["failed"] == []
+    spans = next(i for i in doc["instances"] if i["name"] == "e2e/start_span")
+    assert {c["verdict"] for c in spans["exact"]} == {"same"}
+    # Time was measured: 2 forks × 3 repetitions a side, through the interval gate.
+    (time,) = spans["time"]
+    assert (time["base_n"], time["cand_n"]) == (6, 6)
+    assert time["interval"]["relative_low"] <= time["interval"]["relative_high"]
+
+
+def test_worktrees_are_reused(user_repo):
+    repo, shas = user_repo
+    tree = revisions.worktree(repo, shas["base"])
+    assert tree == repo / ".allocbench" / "worktrees" / shas["base"]
+    assert (tree / "spans.cc").exists()
+    assert revisions.worktree(repo, shas["base"]) == tree
+
+
+@pytest.mark.parametrize("name", ["main..HEAD", "HEAD;rm -rf /", "$(reboot)", "-q", "a b",
+                                  "HEAD:spans.cc", "`id`"])
+def test_unsafe_revision_names_are_refused(user_repo, name):
+    repo, _ = user_repo
+    with pytest.raises(UserError) as e:
+        revisions.resolve(repo, name)
+    assert str(e.value).startswith(f"'{name}' is not accepted as a revision")
+
+
+def test_unknown_revision_is_a_one_line_error(user_repo, capsys):
+    repo, _ = user_repo
+    assert cli.main(["ab", "--repo", str(repo), "--base", "main", "--cand", "nosuchbranch"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"allocbench: error: {repo}: no commit named 'nosuchbranch'; check the name "
+                   f"with 'git -C {repo} log --oneline'"]
+
+
+def test_not_a_repository(tmp_path, capsys):
+    assert cli.main(["ab", "--repo", str(tmp_path), "--base", "a", "--cand", "b"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"allocbench: error: {tmp_path}: not inside a git repository; pass --repo PATH")

@@ -1,0 +1,104 @@
+"""allocbench calibrate: A/A false-positive rate and minimum detectable effect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from allocbench import compare
+from allocbench.commands import calibrate
+from allocbench.config import Config
+
+DATA = Path(__file__).parent / "data" / "compare"
+FIELDS = json.loads((DATA / "base.json").read_text())["fields"]
+NS_PER_OP = next(f for f in FIELDS if f["gate"] == "time")
+
+
+def side(forks: list[np.ndarray], name: str = "x/steady") -> compare.Side:
+    docs = tuple({"fields": FIELDS, "context": {}, "results": [{
+        "name": name, "scenario": name, "args": {}, "threads": 1, "allocator": "glibc",
+        "alloc": {"bytes_per_op": 16}, "time": {"samples_ns_per_op": list(samples)}}]}
+        for samples in forks)
+    return compare.Side(Path(name), name, docs)
+
+
+def a_a_rounds(rng: np.random.Generator, rounds: int, sd: float, name: str = "x/steady"
+               ) -> list[tuple[compare.Side, compare.Side]]:
+    """`rounds` A/A pairs: 2 forks × 5 samples a side, all from one distribution."""
+    return [(side(list(rng.normal(100.0, sd, (2, 5))), name),
+             side(list(rng.normal(100.0, sd, (2, 5))), name)) for _ in range(rounds)]
+
+
+def shifted(rounds, factor):
+    return [(a, side([np.asarray(d["results"][0]["time"]["samples_ns_per_op"]) * factor
+                      for d in b.docs], b.label)) for a, b in rounds]
+
+
+def detected(rounds, factor) -> float:
+    """The share of rounds the real gate calls worse after slowing B down by `factor`."""
+    cfg = Config()
+    verdicts = []
+    for a, b in shifted(rounds, factor):
+        base = compare.fork_samples(next(iter(a.by_key().values())), NS_PER_OP)
+        cand = compare.fork_samples(next(iter(b.by_key().values())), NS_PER_OP)
+        verdicts.append(compare.time_change("ns_per_op", "ns", base, cand, threshold=5.0,
+                                            settings=cfg.time,
+                                            seed=compare.seed_of(a.label, "ns_per_op")).verdict)
+    return verdicts.count(compare.WORSE) / len(verdicts)
+
+
+def test_quiet_scenario_no_false_positives_and_an_exact_mde():
+    rounds = a_a_rounds(np.random.default_rng(1), 10, sd=2.0)
+    (found,) = calibrate.calibrate(rounds, Config())
+    assert (found.name, found.metric, found.rounds, found.samples_per_side) == (
+        "x/steady", "ns_per_op", 10, 10)
+    assert found.false_positives == 0 and found.unstable_rounds == 0
+    assert 5.0 < found.mde_percent < 10.0 and not found.noisy
+    # No round unstable: the interval alone says the same.
+    assert (found.interval_false_positives, found.interval_mde_percent) == (0, found.mde_percent)
+    # The closed form is the gate's own threshold: 80% of the rounds detect a slowdown of
+    # exactly the MDE, fewer detect one 0.05% smaller.
+    mde = found.mde_percent / 100
+    assert detected(rounds, 1 + mde + 0.0005) >= 0.8
+    assert detected(rounds, 1 + mde - 0.0005) < 0.8
+
+
+def test_noisy_scenario_is_marked():
+    (found,) = calibrate.calibrate(a_a_rounds(np.random.default_rng(2), 10, sd=15.0), Config())
+    assert found.unstable_rounds >= 8          # cv 0.15 > 0.10
+    assert found.mde_percent is None and found.noisy
+    assert found.interval_mde_percent > 20.0   # what gating on the interval alone could see
+
+
+def test_a_rate_slows_down_by_going_down():
+    change = compare.time_change("ops_per_s", "ops/s", [np.full(10, 100.0)],
+                                 [np.full(10, 100.0)], threshold=5.0, settings=Config().time,
+                                 seed=0)
+    assert calibrate.detection_shift(change) == pytest.approx(0.05)
+
+
+def test_calibrate_runs_a_a_and_compare_uses_the_result(runner, ground_truth, tmp_path,
+                                                        capsys):
+    out = tmp_path / "state" / "calibration.json"
+    code = calibrate.run(plugin=[ground_truth], rounds=2, runner=runner, forks=1,
+                         repetitions=3, min_time="0.001", filter="sized", out=out)
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "A/A calibration, 2 rounds of 1 forks per side × 3 repetitions:" in printed
+    assert "ground_truth/sized/bytes:24" in printed
+    doc = json.loads(out.read_text())
+    assert (doc["rounds"], doc["forks"], doc["repetitions"]) == (2, 1, 3)
+    names = [s["name"] for s in doc["scenarios"]]
+    assert names == ["ground_truth/sized/bytes:24", "ground_truth/sized/bytes:96"]
+    assert all(s["samples_per_side"] == 3 and s["noisy"] for s in doc["scenarios"])  # n < 5
+    assert sorted(p.name for p in (out.parent / "calibration-runs" / "round-2").iterdir()) == [
+        "a", "b"]
+    # compare finds every calibrated instance by its pairing key.
+    noise = compare.load_calibration(out)
+    runs = out.parent / "calibration-runs" / "round-1"
+    comparison = compare.compare(compare.load_side(runs / "a"), compare.load_side(runs / "b"),
+                                 Config(), noise)
+    assert all(i.time[0].noise.startswith("A/A calibration: ") for i in comparison.instances)

@@ -1,0 +1,114 @@
+"""allocbench.toml: budgets per scenario glob, time settings, and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from allocbench import cli, config
+from allocbench.config import Limit
+
+DATA = Path(__file__).parent / "data" / "compare"
+
+
+@pytest.fixture(autouse=True)
+def elsewhere(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "allocbench.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_a_file():
+    cfg = config.load(None)
+    assert cfg.path is None
+    assert (cfg.time.threshold, cfg.time.max_cv, cfg.time.confidence) == (5.0, 0.10, 0.95)
+    assert cfg.limit("anything", "bytes_per_op") == Limit(0.0)
+
+
+def test_allocbench_toml_in_the_current_directory_is_read(tmp_path):
+    write(tmp_path, "[time]\nthreshold = 3\n")
+    assert config.load(None).time.threshold == 3.0
+
+
+def test_last_matching_budget_wins_per_key(tmp_path):
+    cfg = config.load(write(tmp_path, """
+[[budget]]
+match = "trace_fanout/*"
+bytes_per_op = 64
+time_threshold = 10
+
+[[budget]]
+match = "trace_fanout/web_trace/children:20"
+bytes_per_op = "5%"
+"""))
+    assert cfg.limit("trace_fanout/web_trace/children:5", "bytes_per_op") == Limit(64.0)
+    children20 = cfg.limit("trace_fanout/web_trace/children:20", "bytes_per_op")
+    assert children20 == Limit(5.0, percent=True) and children20.allowed(2000) == 100.0
+    assert cfg.limit("strings/copy/length:15", "bytes_per_op") == Limit(0.0)
+    assert cfg.threshold("trace_fanout/web_trace/children:20") == 10.0
+    assert cfg.threshold("strings/copy/length:15") == 5.0
+
+
+def one_line_error(tmp_path: Path, capsys, text: str) -> str:
+    path = write(tmp_path, text)
+    code = cli.main(["compare", str(DATA / "base.json"), str(DATA / "cand.json"),
+                     "--config", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    return err[0].replace(str(path), "allocbench.toml")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[time]\ntreshold = 5\n",
+     "unknown key 'time.treshold'; the known keys here are threshold, max_cv, confidence, "
+     "min_samples — fix the spelling or remove it"),
+    ("[gate]\nthreshold = 5\n",
+     "unknown key 'gate'; the known keys here are time, budget — fix the spelling or remove it"),
+    ("[[budget]]\nmatch = \"strings/*\"\nbyte_per_op = 8\n",
+     "unknown key 'budget[1].byte_per_op'; a budget takes 'match', 'time_threshold' and the "
+     "exact metrics bytes_per_op, allocs_per_op, frees_per_op, usable_bytes_per_op, "
+     "peak_live_bytes — fix the spelling or remove it"),
+    ("[time]\nthreshold = \"5%\"\n",
+     "'time.threshold' must be a number (percent, e.g. 5 for 5%), not a string ('5%')"),
+    ("[time]\nmax_cv = true\n",
+     "'time.max_cv' must be a number (a fraction, e.g. 0.10), not a boolean (True)"),
+    ("[time]\nconfidence = 95\n",
+     "'time.confidence' is 95; it must be between 0.5 and 0.999 (a fraction, e.g. 0.95)"),
+    ("[time]\nmin_samples = 1\n", "'time.min_samples' is 1; it must be at least 2"),
+    ("[[budget]]\nmatch = \"strings/*\"\nbytes_per_op = -8\n",
+     "'budget[1].bytes_per_op' must be an allowed increase: a number >= 0 in the metric's "
+     "unit, or a percent string like \"10%\", not an integer (-8)"),
+    ("[[budget]]\nbytes_per_op = 8\n",
+     "budget[1] has no 'match'; add a glob over instance names, e.g. match = \"strings/*\""),
+    ("[[budget]]\nmatch = 7\n",
+     "'budget[1].match' must be a glob over instance names (e.g. \"strings/*\"), not an "
+     "integer (7)"),
+    ("[budget]\nmatch = \"x\"\n",
+     "'budget' must be an array of tables ([[budget]] entries), not a table ({'match': 'x'})"),
+    ("[time\n", "not valid TOML (Expected ']' at the end of a table declaration (at line 1, "
+     "column 6))"),
+])
+def test_bad_config_is_a_one_line_error_naming_file_key_and_fix(tmp_path, capsys, text,
+                                                                 message):
+    expected = f"allocbench: error: allocbench.toml: {message}"
+    assert one_line_error(tmp_path, capsys, text) == expected
+
+
+def test_missing_config_file(tmp_path, capsys):
+    code = cli.main(["compare", str(DATA / "base.json"), str(DATA / "cand.json"),
+                     "--config", str(tmp_path / "nope.toml")])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == (
+        f"allocbench: error: {tmp_path}/nope.toml: cannot read the configuration (No such file "
+        "or directory)")
+
+
+def test_threshold_flag_replaces_the_configured_one(tmp_path):
+    cfg = config.load(write(tmp_path, "[time]\nthreshold = 3\nmax_cv = 0.2\n"))
+    changed = cfg.with_threshold(20.0)
+    assert (changed.time.threshold, changed.time.max_cv) == (20.0, 0.2)

@@ -1,0 +1,81 @@
+"""The outputs of compare: the pull-request comment (golden), console table, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from allocbench import compare, compare_format, config
+
+DATA = Path(__file__).parent / "data" / "compare"
+
+
+@pytest.fixture(scope="module")
+def comparison() -> compare.Comparison:
+    return compare.compare(compare.load_side(DATA / "base.json"),
+                           compare.load_side(DATA / "cand.json"),
+                           config.load(DATA / "allocbench.toml"))
+
+
+def test_markdown_comment_matches_golden(comparison):
+    # To regenerate after an intended change: write compare_format.markdown(...) to the file
+    # and review the diff.
+    assert compare_format.markdown(comparison, "any") == (DATA / "comment.md").read_text()
+
+
+def test_markdown_puts_the_summary_first_and_regressions_before_improvements(comparison):
+    text = compare_format.markdown(comparison, "any")
+    lines = text.splitlines()
+    assert lines[2] == ("**Found 6 regressions and 6 improvements; 14 metrics unchanged, "
+                        "1 unstable, 3 within budget, 1 failed, 1 scenario added, 1 scenario "
+                        "removed.**")
+    assert text.index("### Regressions") < text.index("### Improvements") < text.index(
+        "<details>")
+    assert "- 🟥 `ns_per_op` [+1.84 ns; +2.04 ns] or [+15.2%; +17.1%], p = 3.7e-05" in lines
+
+
+def test_console_lists_what_changed_most_urgent_first(comparison):
+    text = compare_format.console(comparison, "alloc")
+    rows = [line.split()[0] for line in text.splitlines()[6:] if line and not
+            line.startswith(("added", "removed", "Gate"))]
+    assert rows == ["failed"] + ["worse"] * 6 + ["unstable"] + ["allowed"] * 3 + ["better"] * 6
+    assert "worse     ground_truth/sized/bytes:24                   bytes_per_op" in text
+    assert text.rstrip().endswith(
+        "Gate failed: 6 gated regressions (--fail-on alloc) in ground_truth/sized/bytes:24 "
+        "(bytes_per_op, allocs_per_op, frees_per_op, usable_bytes_per_op, peak_live_bytes); "
+        "ground_truth/fails (failed).")
+    assert "same" not in text.split("Gate")[0]
+    assert "same" in compare_format.console(comparison, "alloc", show_all=True)
+
+
+def test_json_has_every_metric_and_the_gate(comparison):
+    doc = json.loads(compare_format.to_json(comparison, "time"))
+    assert doc["summary"] == {"worse": 6, "better": 6, "same": 14, "unstable": 1,
+                              "allowed": 3, "failed": 1}
+    assert doc["gate"]["failed"] == [
+        {"instance": "ground_truth/sized/bytes:24", "metric": "ns_per_op"},
+        {"instance": "ground_truth/fails", "metric": "failed"}]
+    sized = next(i for i in doc["instances"] if i["name"] == "ground_truth/sized/bytes:24")
+    assert (sized["scenario"], sized["args"], sized["threads"]) == ("ground_truth/sized",
+                                                                   {"bytes": 24}, 1)
+    bytes_per_op = sized["exact"][0]
+    assert (bytes_per_op["metric"], bytes_per_op["delta"], bytes_per_op["verdict"]) == (
+        "bytes_per_op", 96, "worse")
+    (time,) = sized["time"]
+    assert time["interval"]["relative_low"] > 0.05 and time["verdict"] == "worse"
+    assert (doc["added"], doc["removed"]) == (["strings/precomputed_name"],
+                                              ["ground_truth/growing_vector"])
+
+
+@pytest.mark.parametrize("value, text", [(96, "+96"), (-31, "-31"), (1.8412, "+1.84"),
+                                         (0.1234, "+0.123"), (12.345, "+12.3"),
+                                         (1234.5, "+1,234"), (0.0, "+0")])
+def test_signed_numbers(value, text):
+    assert compare_format._num(value, signed=True) == text
+
+
+def test_small_relative_changes_keep_their_digits():
+    change = compare.exact_change("peak_live_bytes", "B", [213288], [213320], 0.0, "0")
+    assert compare_format.exact_delta(change) == "+32 B (+0.015%)"
