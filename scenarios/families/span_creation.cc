@@ -10,24 +10,16 @@
 
 #include "tracer/decorators.h"
 #include "tracer/tracer.h"
+#include "web_request.h"
 
 namespace {
 
+using families::DropWriter;
+using families::kRequest;
+using families::kServerOperation;
+
 using tracer::Span;
 using tracer::TagStorage;
-
-constexpr std::string_view kServerOperation = "http.server.request";
-
-// A request as a web framework's integration sees it (long URL and user agent, as in life).
-constexpr tracer::HttpServerRequest kRequest = {
-    "GET",
-    "https://shop.example.com/api/v1/users/12345?expand=orders",
-    "/api/v1/users/{id}",
-    200,
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
-    "shop.example.com",
-    "cpp-httplib",
-};
 
 constexpr tracer::DbClientQuery kQuery = {
     tracer::Database::kPostgres,
@@ -38,11 +30,6 @@ constexpr tracer::DbClientQuery kQuery = {
     "orders-db.internal.example.com",
     5432,
     "libpq",
-};
-
-class DropWriter : public tracer::Writer {
- public:
-  void Write(tracer::SpanList trace) override { allocbench::DoNotOptimize(trace); }
 };
 
 tracer::TracerOptions Options(bool dense, bool builder_reuse) {

@@ -11,29 +11,18 @@
 
 #include "tracer/decorators.h"
 #include "tracer/tracer.h"
+#include "web_request.h"
 
 namespace {
+
+using families::DropWriter;
+using families::kRequest;
+using families::kServerOperation;
 
 using tracer::PropagationTagsMode;
 using tracer::Span;
 
-constexpr std::string_view kServerOperation = "http.server.request";
 constexpr std::string_view kChildOperation = "app.handler.step";
-
-constexpr tracer::HttpServerRequest kRequest = {
-    "GET",
-    "https://shop.example.com/api/v1/users/12345?expand=orders",
-    "/api/v1/users/{id}",
-    200,
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
-    "shop.example.com",
-    "cpp-httplib",
-};
-
-class DropWriter : public tracer::Writer {
- public:
-  void Write(tracer::SpanList trace) override { allocbench::DoNotOptimize(trace); }
-};
 
 tracer::TracerOptions Options(bool share) {
   tracer::TracerOptions options;

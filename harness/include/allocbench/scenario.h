@@ -283,7 +283,7 @@ struct ScenarioDesc {
   int32_t num_args;
   const char* const* arg_names;  // num_args entries, or nullptr
   const int32_t* threads;
-  int32_t num_threads;  // 0: the scenario did not call Threads()
+  int32_t num_threads;   // 0: the scenario did not call Threads()
   int64_t count_warmup;  // 0: allocbench-run's default
   int64_t count_ops;
 };
