@@ -54,7 +54,9 @@ inline constexpr Field kFields[] = {
      "allocations per op per thread", &fields_internal::Alloc<&AllocMetrics::allocs_per_op>},
     {"frees_per_op", Section::kAlloc, "frees", Gate::kExact, nullptr, "frees per op per thread",
      &fields_internal::Alloc<&AllocMetrics::frees_per_op>},
-    {"usable_bytes_per_op", Section::kAlloc, "B", Gate::kExact, nullptr,
+    // Usable bytes and peaks depend on the allocator's state (which free block serves a
+    // request, how threads interleave): they vary between processes, so they inform, not gate.
+    {"usable_bytes_per_op", Section::kAlloc, "B", Gate::kInfo, nullptr,
      "bytes the allocator handed out per op per thread (allocator-dependent)",
      &fields_internal::Alloc<&AllocMetrics::usable_bytes_per_op>},
     {"first_op_bytes", Section::kAlloc, "B", Gate::kInfo, nullptr,
@@ -63,7 +65,7 @@ inline constexpr Field kFields[] = {
     {"first_op_allocs", Section::kAlloc, "allocs", Gate::kInfo, nullptr,
      "allocations of the first (cold) op, per thread",
      &fields_internal::Alloc<&AllocMetrics::first_op_allocs>},
-    {"peak_live_bytes", Section::kAlloc, "B", Gate::kExact, nullptr,
+    {"peak_live_bytes", Section::kAlloc, "B", Gate::kInfo, nullptr,
      "highest usable bytes live at once during the pass, all the scenario's threads together",
      &fields_internal::PeakLive},
     {"background_bytes_per_op", Section::kAlloc, "B", Gate::kInfo, nullptr,

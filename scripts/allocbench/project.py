@@ -30,7 +30,8 @@ def runner_path(build: Path, allocator: str = "system") -> Path:
 
 def _run(step: list[str], what: str) -> None:
     print(f"allocbench: {what}", file=sys.stderr, flush=True)
-    done = subprocess.run(step, check=False)
+    # The build's chatter goes to stderr: stdout is for results (e.g. `ab --format json`).
+    done = subprocess.run(step, stdout=sys.stderr, check=False)
     if done.returncode != 0:
         raise UserError(f"{what} failed (exit code {done.returncode}); the output above says why")
 
