@@ -29,9 +29,14 @@ class Revision:
                 "--context", f"revision.dirty={'true' if self.dirty else 'false'}"]
 
 
-def _git(repo: Path, *args: str) -> str | None:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+def git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """git in `repo`, never through a shell; output captured."""
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           check=False)
+
+
+def _git(repo: Path, *args: str) -> str | None:
+    done = git(repo, *args)
     return done.stdout.strip() if done.returncode == 0 else None
 
 

@@ -21,14 +21,10 @@ from pathlib import Path
 from allocbench.errors import UserError
 from allocbench.project import JOBS
 from allocbench.revision import Revision
+from allocbench.revision import git as _git
 
 STATE = ".allocbench"
 _SAFE_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*$")
-
-
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=False)
 
 
 def _step(command: list[str], what: str) -> None:
