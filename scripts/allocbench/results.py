@@ -23,16 +23,21 @@ def load(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         raise UserError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})"
                         ) from None
+    return check(doc, str(path))
+
+
+def check(doc: Any, origin: str) -> dict[str, Any]:
+    """`doc` if it is a results document this allocbench reads; UserError naming `origin`."""
     if not isinstance(doc, dict) or "schema_version" not in doc:
-        raise UserError(f"{path}: not an allocbench results file (no 'schema_version')")
+        raise UserError(f"{origin}: not an allocbench results file (no 'schema_version')")
     version = doc["schema_version"]
     if version != SCHEMA_VERSION:
-        raise UserError(f"{path}: results schema version {version}, but this allocbench reads "
+        raise UserError(f"{origin}: results schema version {version}, but this allocbench reads "
                         f"version {SCHEMA_VERSION}; re-run the measurement with this allocbench "
                         "to regenerate it")
     for key, kind in REQUIRED.items():
         if not isinstance(doc.get(key), kind):
-            raise UserError(f"{path}: field '{key}' is missing or not a {kind.__name__}; the "
+            raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; the "
                             "file is damaged, re-run the measurement")
     return doc
 

@@ -1,25 +1,26 @@
-"""Building a revision's scenario plugin in its own git worktree, and running one fixed harness
-on several plugins with interleaved forks (shared by ab, calibrate and sweeps).
+"""Checking revisions out in their own git worktrees, building steps quietly, and running one
+fixed harness on several plugins with interleaved forks (shared by ab, calibrate and sweeps).
 
 Everything lives under the subject repository's `.allocbench/`, which ignores itself for git:
     worktrees/<sha>/   `git worktree add --detach`, reused while it is checked out at <sha>
-    builds/<sha>/      its CMake build (Release, ccache if present, the caller's -D flags)
+    builds/<sha>/      its build (see buildspec.py), kept across runs
+    results/           the sweep store (see store.py)
 Revisions given by the user are checked (no '..', no shell metacharacters, no leading '-')
 and resolved to a full sha; no command ever goes through a shell.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 from allocbench.errors import UserError
-from allocbench.project import JOBS
 from allocbench.revision import Revision
 from allocbench.revision import git as _git
 
@@ -27,15 +28,50 @@ STATE = ".allocbench"
 _SAFE_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*$")
 
 
-def _step(command: list[str], what: str) -> None:
-    """Runs a build step quietly; on failure shows the end of its output and stops."""
+def _print(what: str) -> None:
     print(f"allocbench: {what}", file=sys.stderr, flush=True)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+_announcers: list[Callable[[str], None]] = [_print]
+
+
+def announce(what: str) -> None:
+    """Says on the terminal what is being done; sweeps add their progress to it."""
+    _announcers[-1](what)
+
+
+@contextmanager
+def announcing(announcer: Callable[[str], None]) -> Iterator[None]:
+    _announcers.append(announcer)
+    try:
+        yield
+    finally:
+        _announcers.pop()
+
+
+class StepFailed(UserError):
+    """A build or checkout step exited non-zero; keeps its whole output for a log."""
+
+    def __init__(self, what: str, code: int, output: str):
+        self.what, self.code, self.output = what, code, output
+        super().__init__(f"{what} failed (exit code {code}):\n{self.tail()}")
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.output.strip().splitlines()[-lines:])
+
+
+def step(command: list[str], what: str, *, cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> None:
+    """Runs a build step quietly (never through a shell); StepFailed with its output."""
+    announce(what)
+    try:
+        done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace",
+                              check=False)
+    except OSError as e:
+        raise StepFailed(what, 127, f"cannot run {command[0]}: {e.strerror}") from None
     if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip().splitlines()[-30:]
-        print("\n".join(tail), file=sys.stderr)
-        raise UserError(f"{what} failed (exit code {done.returncode}); the output above says "
-                        "why")
+        raise StepFailed(what, done.returncode, done.stdout)
 
 
 def toplevel(path: Path) -> Path:
@@ -82,38 +118,20 @@ def worktree(repo: Path, sha: str) -> Path:
             return path
         _git(repo, "worktree", "remove", "--force", str(path))
         shutil.rmtree(path, ignore_errors=True)
+    path.with_name(path.name + ".graft.json").unlink(missing_ok=True)
     _git(repo, "worktree", "prune")
     path.parent.mkdir(parents=True, exist_ok=True)
-    _step(["git", "-C", str(repo), "worktree", "add", "--detach", str(path), sha],
+    step(["git", "-C", str(repo), "worktree", "add", "--detach", str(path), sha],
           f"checking out {sha[:12]} in {path}")
     if (path / ".gitmodules").exists():
-        _step(["git", "-C", str(path), "submodule", "update", "--init", "--recursive"],
+        step(["git", "-C", str(path), "submodule", "update", "--init", "--recursive"],
               f"fetching the submodules of {sha[:12]}")
     return path
 
 
-def build_plugin(repo: Path, sha: str, *, target: str, plugin_path: str,
-                 cmake_args: list[str]) -> Path:
-    """Configures (when new or when `cmake_args` changed) and builds `target` at `sha`;
-    returns the plugin, `plugin_path` relative to the build folder."""
-    source = worktree(repo, sha)
-    build = state_dir(repo) / "builds" / sha
-    stamp = build / "allocbench-cmake-args.json"
-    configure = ["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"]
-    if shutil.which("ccache"):
-        configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
-    configure += cmake_args
-    if not (build / "CMakeCache.txt").exists() or not stamp.exists() or \
-            json.loads(stamp.read_text()) != configure:
-        _step(configure, f"configuring {sha[:12]} in {build}")
-        stamp.write_text(json.dumps(configure))
-    _step(["cmake", "--build", str(build), "--target", target, "-j", JOBS],
-          f"building {target} at {sha[:12]}")
-    plugin = build / plugin_path
-    if not plugin.is_file():
-        raise UserError(f"built {target} at {sha[:12]}, but {plugin} does not exist; pass "
-                        "--plugin-path (relative to the build folder) to name the plugin file")
-    return plugin
+def build_folder(repo: Path, sha: str) -> Path:
+    """The build folder of `sha`, one per revision, kept across runs."""
+    return state_dir(repo) / "builds" / sha
 
 
 @dataclass(frozen=True)
@@ -143,8 +161,7 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
             command = [str(runner), "--quiet", "--out", str(result), *subject.context, *options]
             for plugin in subject.plugins:
                 command += ["--plugin", str(plugin)]
-            print(f"allocbench: fork {fork}/{forks} of {subject.name}", file=sys.stderr,
-                  flush=True)
+            announce(f"fork {fork}/{forks} of {subject.name}")
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode not in (0, 1):  # 1: a scenario failed, the others were measured
                 last = (done.stderr.strip().splitlines() or ["no output"])[-1]

@@ -32,6 +32,16 @@ def ground_truth(build_dir: Path) -> Path:
     return build_dir / "tests" / "plugins" / "ground_truth.so"
 
 
+@pytest.fixture(scope="session")
+def prefix(build_dir, tmp_path_factory) -> Path:
+    """allocbench installed (cmake --install) as a user's project finds it."""
+    prefix = tmp_path_factory.mktemp("prefix")
+    done = subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(prefix)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return prefix
+
+
 def run_runner(runner: Path, *args: str, env: dict | None = None, timeout: float = 120
                ) -> subprocess.CompletedProcess:
     return subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,

@@ -83,15 +83,6 @@ def user_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return repo, shas
 
 
-@pytest.fixture(scope="module")
-def prefix(build_dir, tmp_path_factory) -> Path:
-    prefix = tmp_path_factory.mktemp("prefix")
-    done = subprocess.run(["cmake", "--install", str(build_dir), "--prefix", str(prefix)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return prefix
-
-
 def ab(repo: Path, prefix: Path, runner: Path, base: str, cand: str, *flags: str) -> list[str]:
     return ["ab", "--repo", str(repo), "--base", base, "--cand", cand,
             f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}", "--target", "e2e_scenarios",

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import compare_format, packages, project, revisions
+from allocbench import buildspec, compare_format, packages, project, revisions
 from allocbench.commands import compare as compare_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
@@ -58,17 +58,21 @@ def runner_options(*, repetitions: int | None, min_time: str | None, filter: str
     return options + (["--no-time"] if no_time else [])
 
 
-def harness(runner: Path | None) -> Path:
-    """The given runner, or this checkout's Release allocbench-run (built when missing)."""
+def harness(runner: Path | None, allocator: str = "system") -> Path:
+    """The given runner, or this checkout's Release allocbench-run for `allocator` (built when
+    missing)."""
     if runner is not None:
         if not runner.is_file():
             raise UserError(f"{runner}: no such runner; build allocbench-run or drop --runner")
         return runner
     packages.ensure(packages.BUILD_PACKAGES)
     build = project.build_dir()
-    runner = project.runner_path(build)
+    runner = project.runner_path(build, allocator)
     if not runner.exists():
         project.configure_and_build(build, targets=[runner.name, "allocbench_builtin"])
+    if not runner.exists():
+        raise UserError(f"{runner} was not built: the {allocator} backend's library is missing; "
+                        "see the configure output above")
     return runner
 
 
@@ -99,10 +103,10 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str = "allocb
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
     runner = harness(runner)
+    spec = buildspec.CMakeBuild(target, plugin_path, tuple(cmake_arg or ()))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
-        plugins[sha] = revisions.build_plugin(repo, sha, target=target, plugin_path=plugin_path,
-                                              cmake_args=list(cmake_arg or []))
+        plugins[sha] = spec.build(revisions.worktree(repo, sha), spec.folder(repo, sha), sha)
     subjects = [revisions.Subject(side, (plugins[sha],),
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]
