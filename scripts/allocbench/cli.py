@@ -19,7 +19,15 @@ COMMANDS = {
     "compare": "gate candidate results against baseline results (exit 1 on a regression)",
     "ab": "build two revisions' plugins, run them with interleaved forks, compare",
     "calibrate": "A/A runs of one build: the time gate's false positives and detectable effect",
+    "sweep": "measure many revisions (tags, a range) with today's scenarios; the sweep table",
+    "sweep-table": "the sweep table from the store, markdown or CSV (nothing is built or run)",
+    "bisect": "find the commit where a scenario's allocations changed",
+    "merge": "combine the stores of a sharded sweep",
 }
+
+
+def _module(command: str) -> str:
+    return "allocbench.commands." + command.replace("-", "_")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Exact allocation counts (B/op, allocs/op) and time for C++ scenarios.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"allocbench.commands.{name}")
+        module = importlib.import_module(_module(name))
         module.setup_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
@@ -45,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     if command is None:
         parser.print_help()
         return 2
-    module = importlib.import_module(f"allocbench.commands.{command}")
+    module = importlib.import_module(_module(command))
     try:
         return module.run(**args)
     except UserError as e:

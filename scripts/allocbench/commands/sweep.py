@@ -1,0 +1,166 @@
+"""allocbench sweep [REV ...] [--tags GLOB] [--range OLD..NEW --every N]: the allocation curve
+over a project's history.
+
+Every revision is checked out in its own worktree of the subject repository (--repo), gets
+today's scenarios grafted on (--graft), is built (the project's CMake, or [build] in
+allocbench.toml) and run by ONE fixed harness. Each result goes to the store as soon as it
+exists: a revision already stored is neither rebuilt nor rerun (--force does), and an
+interrupted sweep resumes where it stopped. A revision that fails to build, crashes or times out
+is recorded with the end of its log and the sweep goes on. Prints the sweep table and writes it
+to <repo>/.allocbench/sweep.md and sweep.csv.
+
+Exit codes: 0 every revision measured, 1 some revision failed (its column shows ✗), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from allocbench import buildspec, config, history, revisions, sweep_table
+from allocbench import graft as grafting
+from allocbench.commands import ab
+from allocbench.commands.run import ALLOCATORS
+from allocbench.errors import UserError
+from allocbench.fileio import write_atomically
+from allocbench.store import Store, machine_id
+from allocbench import sweep as sweeping
+
+DEFAULT_TARGET = "allocbench_builtin"
+DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", type=Path, metavar="PATH",
+                        help="the repository whose revisions to measure [the current checkout]")
+    parser.add_argument("--store", type=Path, metavar="DIR",
+                        help="results store [<repo>/.allocbench/results]")
+    parser.add_argument("--machine", metavar="ID",
+                        help="machine id in the store [$ALLOCBENCH_MACHINE, else the host name]")
+    parser.add_argument("--allocator", choices=ALLOCATORS, default="system",
+                        help="allocator backend of the harness [system = glibc]")
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="REV",
+                        help="revisions to measure, in this order (after --tags and --range)")
+    parser.add_argument("--tags", metavar="GLOB", help="every tag matching GLOB, in version "
+                                                        "order, e.g. 'v1.*'")
+    parser.add_argument("--range", metavar="OLD..NEW", dest="range_",
+                        help="OLD, every N-th first-parent commit after it, and NEW")
+    parser.add_argument("--every", type=ab.positive, default=1, metavar="N",
+                        help="the step of --range [1: every commit]")
+    parser.add_argument("--shard", metavar="I/N",
+                        help="measure only shard I of N (every N-th revision from the I-th); "
+                             "combine the shards' stores with 'allocbench merge'")
+
+
+def add_build_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
+                        help="copy PATH (today's scenario sources) over DEST of every revision "
+                             "[DEST: PATH's place in the repository]; repeatable")
+    parser.add_argument("--target", metavar="NAME",
+                        help=f"CMake target of the scenario plugin [{DEFAULT_TARGET}]")
+    parser.add_argument("--plugin-path", metavar="PATH",
+                        help=f"the plugin, relative to the build folder [{DEFAULT_PLUGIN}]")
+    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
+                        help="extra configure argument, repeatable: --cmake-arg=-DFOO=1")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="allocbench.toml whose [build] builds each revision instead of "
+                             "CMake [<repo>/allocbench.toml if it has one]")
+    parser.add_argument("--runner", type=Path, metavar="PATH",
+                        help="allocbench-run for every revision [this checkout's, built if "
+                             "needed]")
+    parser.add_argument("--timeout", type=float, default=1800, metavar="SECONDS",
+                        help="a run taking longer is recorded as timed out [1800]")
+    parser.add_argument("--force", action="store_true",
+                        help="measure again even what the store has")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="measure again the revisions stored as failed")
+
+
+def setup_arguments(parser: argparse.ArgumentParser) -> None:
+    add_selection_arguments(parser)
+    add_store_arguments(parser)
+    add_build_arguments(parser)
+    parser.add_argument("--repetitions", type=ab.positive, metavar="N",
+                        help="time-pass samples per revision [allocbench-run's: 5]")
+    parser.add_argument("--min-time", metavar="SECONDS",
+                        help="minimum time per sample [allocbench-run's: 0.05]")
+    parser.add_argument("--no-time", action="store_true",
+                        help="skip the time pass (allocation metrics only)")
+    parser.add_argument("--metric", action="append", metavar="NAME",
+                        help="allocation metric of the table, repeatable [bytes_per_op]")
+
+
+def build_spec(repo: Path, config_path: Path | None, target: str | None,
+               plugin_path: str | None, cmake_arg: list[str]
+               ) -> buildspec.CMakeBuild | buildspec.CommandBuild:
+    """[build] of the configuration when there is one, else the project's CMake."""
+    if config_path is None and (repo / config.DEFAULT_NAME).is_file():
+        config_path = repo / config.DEFAULT_NAME
+    command = config.load(config_path).build if config_path is not None else None
+    if command is not None:
+        if target or plugin_path or cmake_arg:
+            raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path "
+                            "and --cmake-arg do not apply; drop them or the [build] table")
+        return command
+    return buildspec.CMakeBuild(target or DEFAULT_TARGET, plugin_path or DEFAULT_PLUGIN,
+                                tuple(cmake_arg))
+
+
+def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
+              graft: list[str], target: str | None, plugin_path: str | None,
+              cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
+              force: bool, retry_failed: bool, time: bool, run_options: list[str]) -> sweeping.Plan:
+    if timeout <= 0:
+        raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
+    spec = build_spec(repo, config, target, plugin_path, cmake_arg)
+    grafts = tuple(grafting.parse(text, repo) for text in graft)
+    return sweeping.Plan(repo, spec, grafts, ab.harness(runner, allocator), allocator,
+                machine_id(machine), Store(store or revisions.state_dir(repo) / "results"),
+                tuple(run_options), time, timeout, force, retry_failed)
+
+
+def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
+        every: int = 1, shard: str | None = None, repo: Path | None = None,
+        store: Path | None = None, machine: str | None = None, allocator: str = "system",
+        graft: list[str] | None = None, target: str | None = None,
+        plugin_path: str | None = None, cmake_arg: list[str] | None = None,
+        config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
+        force: bool = False, retry_failed: bool = False, repetitions: int | None = None,
+        min_time: str | None = None, no_time: bool = False,
+        metric: list[str] | None = None) -> int:
+    repo = revisions.toplevel(repo or Path.cwd())
+    todo = sweeping.shard(history.select(repo, names, tags, range_, every),
+                          sweeping.parse_shard(shard))
+    plan = make_plan(repo=repo, store=store, machine=machine, allocator=allocator,
+                     graft=graft or [], target=target, plugin_path=plugin_path,
+                     cmake_arg=cmake_arg or [], config=config, runner=runner, timeout=timeout,
+                     force=force, retry_failed=retry_failed, time=not no_time,
+                     run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
+                                                   filter=None, no_time=False))
+    progress = sweeping.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
+    columns = []
+    try:
+        for index, sha in enumerate(todo, 1):
+            record = progress.measure(plan, index, sha)
+            columns.append(sweep_table.Column(sha, record["label"], record))
+    except KeyboardInterrupt:
+        print(f"allocbench: interrupted; {len(columns)} of {len(todo)} revisions are in "
+              f"{plan.store.root}: run the same command again to go on", file=sys.stderr)
+        raise
+    metrics = metric or ["bytes_per_op"]
+    sweep_table.check_metrics(columns, metrics)
+    text = sweep_table.markdown(columns, metrics)
+    state = revisions.state_dir(repo)
+    write_atomically(state / "sweep.md", text)
+    write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics))
+    print(text, end="")
+    failed = [c for c in columns if not c.ok]
+    print(f"allocbench: {len(columns) - len(failed)} of {len(columns)} revisions measured"
+          f"{f', {len(failed)} failed (✗ in the table)' if failed else ''}; table in "
+          f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
+    return 1 if failed else 0
+

@@ -1,0 +1,55 @@
+"""allocbench sweep-table [REV ...] [--tags GLOB] [--range OLD..NEW]: the sweep table from the
+store alone (nothing is built or run) — markdown for a pull request, or CSV.
+
+Takes the revisions as `allocbench sweep` does; a revision the store lacks shows as · . Records
+of other machines are used when this machine has none (allocation metrics do not depend on the
+machine; the time table says when its columns come from several).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from allocbench import history, revisions, sweep_table
+from allocbench import sweep as sweeping
+from allocbench.commands import sweep as sweep_command
+from allocbench.fileio import write_atomically
+from allocbench.store import Store, machine_id
+
+
+def setup_arguments(parser: argparse.ArgumentParser) -> None:
+    sweep_command.add_selection_arguments(parser)
+    sweep_command.add_store_arguments(parser)
+    parser.add_argument("--metric", action="append", metavar="NAME",
+                        help="allocation metric, repeatable: bytes_per_op, allocs_per_op … "
+                             "[bytes_per_op]")
+    parser.add_argument("--format", choices=["markdown", "csv"], default="markdown",
+                        help="markdown tables for a pull request, or one CSV [markdown]")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="write here, not to stdout")
+
+
+def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
+        every: int = 1, shard: str | None = None, repo: Path | None = None,
+        store: Path | None = None, machine: str | None = None, allocator: str = "system",
+        metric: list[str] | None = None, format: str = "markdown", out: Path | None = None
+        ) -> int:
+    repo = revisions.toplevel(repo or Path.cwd())
+    shas = sweeping.shard(history.select(repo, names, tags, range_, every),
+                          sweeping.parse_shard(shard))
+    found = Store(store or revisions.state_dir(repo) / "results")
+    machine = machine_id(machine)
+    columns = []
+    for sha in shas:
+        record = found.find(allocator, sha, machine)
+        label = record["label"] if record else sweeping.label(repo, sha)
+        columns.append(sweep_table.Column(sha, label, record))
+    metrics = metric or ["bytes_per_op"]
+    sweep_table.check_metrics(columns, metrics)
+    render = sweep_table.markdown if format == "markdown" else sweep_table.csv_text
+    text = render(columns, metrics)
+    if out is None:
+        print(text, end="")
+    else:
+        write_atomically(out, text)
+    return 0

@@ -1,0 +1,142 @@
+"""The results store of sweeps and bisects: one record per (machine, allocator, commit).
+
+    <store>/<machine>/<allocator>/<sha>.json
+
+A record says how the revision was measured (its recipe: build and graft), whether it worked
+(status ok, build_failed, run_failed or timeout, with the tail of the log when not), and holds
+allocbench-run's results document. Records are written atomically, one per revision as soon as
+it is measured, so an interrupted sweep loses at most the revision it was measuring. Stores of
+several machines (a sharded sweep in a CI matrix) are combined with `allocbench merge`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from allocbench import results
+from allocbench.errors import UserError
+from allocbench.fileio import write_atomically
+
+STORE_VERSION = 1
+STATUSES = ("ok", "build_failed", "run_failed", "timeout")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ERROR = re.compile(r"\berror\b|Error:|error:", re.IGNORECASE)
+_WORKTREE = re.compile(r"\S*/\.allocbench/worktrees/[0-9a-f]{40}/")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def machine_id(given: str | None = None) -> str:
+    """--machine, else $ALLOCBENCH_MACHINE, else the host name: the store's first level."""
+    name = given or os.environ.get("ALLOCBENCH_MACHINE") or socket.gethostname() or "local"
+    if not _NAME.match(name):
+        source = "--machine" if given else ("ALLOCBENCH_MACHINE" if os.environ.get(
+            "ALLOCBENCH_MACHINE") else "the host name")
+        raise UserError(f"machine id '{name}' (from {source}) is not usable as a folder name; "
+                        "use letters, digits, '.', '_' and '-', e.g. --machine ci-runner-1")
+    return name
+
+
+def problem(record: dict[str, Any]) -> str:
+    """Why a failed record has no results, in one line: its status and the log's first error
+    line (a compiler's, not make's echo of it), else its last line."""
+    lines = [_WORKTREE.sub("", line.strip()) for line in record.get("log_tail", "").splitlines()
+             if line.strip()]
+    error = next((line for line in lines if _ERROR.search(line)), lines[-1] if lines else "")
+    return f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
+
+
+def check(record: Any, origin: Path) -> dict[str, Any]:
+    """`record` if it is a valid store record; UserError naming the file and the fix."""
+    fix = "delete the file; the next sweep measures that revision again"
+    if not isinstance(record, dict) or record.get("store_version") != STORE_VERSION:
+        raise UserError(f"{origin}: not an allocbench store record of version {STORE_VERSION}; "
+                        f"{fix}")
+    for key, kind in (("sha", str), ("machine", str), ("allocator", str), ("recipe", str),
+                      ("status", str), ("time_measured", bool)):
+        if not isinstance(record.get(key), kind):
+            raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; {fix}")
+    if record["status"] not in STATUSES:
+        raise UserError(f"{origin}: field 'status' is '{record['status']}', not one of "
+                        f"{', '.join(STATUSES)}; {fix}")
+    if record["status"] == "ok":
+        results.check(record.get("results"), f"{origin}: field 'results'")
+    return record
+
+
+@dataclass(frozen=True)
+class Store:
+    root: Path
+
+    def path(self, machine: str, allocator: str, sha: str) -> Path:
+        return self.root / machine / allocator / f"{sha}.json"
+
+    def get(self, machine: str, allocator: str, sha: str) -> dict[str, Any] | None:
+        return self._read(self.path(machine, allocator, sha))
+
+    def put(self, record: dict[str, Any]) -> Path:
+        path = self.path(record["machine"], record["allocator"], record["sha"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        return path
+
+    def find(self, allocator: str, sha: str, machine: str) -> dict[str, Any] | None:
+        """The record of `sha`: this machine's, else another machine's (the allocation
+        metrics do not depend on the machine), preferring one that measured something."""
+        found = [self.get(machine, allocator, sha)]
+        if self.root.is_dir():
+            found += [self._read(p / allocator / f"{sha}.json")
+                      for p in sorted(self.root.iterdir()) if p.name != machine]
+        found = [r for r in found if r is not None]
+        return next((r for r in found if r["status"] == "ok"), found[0] if found else None)
+
+    def records(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """Every record, in a stable order; files that are not records are left alone."""
+        if not self.root.is_dir():
+            return
+        for path in sorted(self.root.glob("*/*/*.json")):
+            if _SHA.match(path.stem):
+                yield path, self._read(path)
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, Any] | None:
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise UserError(f"{path}: cannot read the store record ({e.strerror})") from None
+        try:
+            return check(json.loads(text), path)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}); delete the "
+                            "file, the next sweep measures that revision again") from None
+
+
+def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
+    """Copies the records of `sources` into `into`: (copied, kept). For the same key, a record
+    that measured something beats a failure, else the newer one wins."""
+    copied = kept = 0
+    for source in sources:
+        if not source.root.is_dir():
+            raise UserError(f"{source.root}: no such store; give the folder a sweep wrote "
+                            "(its --store, default <repo>/.allocbench/results)")
+        for _, record in source.records():
+            present = into.get(record["machine"], record["allocator"], record["sha"])
+            if present is None or _better(record, present):
+                into.put(record)
+                copied += 1
+            else:
+                kept += 1
+    return copied, kept
+
+
+def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    rank = (new["status"] == "ok", new.get("recorded", "")), (old["status"] == "ok",
+                                                               old.get("recorded", ""))
+    return rank[0] > rank[1]

@@ -1,0 +1,204 @@
+"""Measuring revisions into the store: which revisions, how each is built and run, progress.
+
+Shared by `allocbench sweep` (many revisions) and `allocbench bisect` (the ones a binary search
+asks for). A revision is measured at most once per recipe (build + graft): a stored record is
+used as it is — a failure too, until --retry-failed — unless --force.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from allocbench import graft as grafting
+from allocbench import results, revisions
+from allocbench.buildspec import CMakeBuild, CommandBuild
+from allocbench.errors import UserError
+from allocbench.revision import git
+from allocbench.store import STORE_VERSION, Store, problem
+
+LOG_TAIL_LINES = 30
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every revision of one sweep or bisect is measured with."""
+    repo: Path
+    spec: CMakeBuild | CommandBuild
+    grafts: tuple[grafting.Graft, ...]
+    runner: Path
+    allocator: str
+    machine: str
+    store: Store
+    run_options: tuple[str, ...] = ()    # --repetitions, --min-time
+    time: bool = True
+    timeout: float = 1800.0
+    force: bool = False
+    retry_failed: bool = False
+    recipe: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Computed once: a graft edited during a sweep must not mix two recipes in one sweep.
+        detail = {"build": self.spec.identity(),
+                  "graft": grafting.fingerprint(list(self.grafts))}
+        digest = hashlib.sha256(json.dumps(detail, sort_keys=True).encode()).hexdigest()
+        object.__setattr__(self, "recipe", {"id": digest[:16], **detail})
+
+    def stored(self, sha: str) -> dict[str, Any] | None:
+        """The record that makes measuring `sha` again unnecessary, if there is one."""
+        if self.force:
+            return None
+        record = self.store.get(self.machine, self.allocator, sha)
+        if record is None or record["recipe"] != self.recipe["id"]:
+            return None
+        if record["status"] != "ok":
+            return None if self.retry_failed else record
+        return record if record["time_measured"] or not self.time else None
+
+
+def subject_line(repo: Path, sha: str) -> str:
+    return git(repo, "log", "-1", "--format=%s", sha).stdout.strip()
+
+
+def label(repo: Path, sha: str) -> str:
+    """The revision's tag when it has one, else its short sha."""
+    tag = git(repo, "describe", "--tags", "--exact-match", sha)
+    return tag.stdout.strip() if tag.returncode == 0 else sha[:10]
+
+
+def _tail(text: str) -> str:
+    return "\n".join(text.strip().splitlines()[-LOG_TAIL_LINES:])
+
+
+def _output(value: str | bytes | None) -> str:
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value or ""
+
+
+def measure(plan: Plan, sha: str) -> dict[str, Any]:
+    """Checks out, grafts, builds and runs `sha`; stores and returns its record. A failing
+    build or run is recorded with the end of its log, not raised."""
+    state = revisions.state_dir(plan.repo)
+    logs = state / "logs"
+    logs.mkdir(exist_ok=True)
+    record: dict[str, Any] = {
+        "store_version": STORE_VERSION, "sha": sha, "label": label(plan.repo, sha),
+        "subject": subject_line(plan.repo, sha), "machine": plan.machine,
+        "allocator": plan.allocator, "recipe": plan.recipe["id"],
+        "recipe_detail": {k: v for k, v in plan.recipe.items() if k != "id"},
+        "harness": str(plan.runner), "status": "ok", "time_measured": plan.time,
+        "seconds": {}, "results": None}
+
+    def fail(status: str, step: str, output: str) -> dict[str, Any]:
+        log = logs / f"{sha}-{step}.log"
+        log.write_text(output)
+        record.update(status=status, step=step, log=str(log), log_tail=_tail(output))
+        return _put(plan, record)
+
+    started = time.monotonic()
+    try:
+        source = revisions.worktree(plan.repo, sha)
+        grafting.apply(source, list(plan.grafts))
+        plugin = plan.spec.build(source, plan.spec.folder(plan.repo, sha), sha)
+    except revisions.StepFailed as e:
+        record["seconds"]["build"] = round(time.monotonic() - started, 3)
+        return fail("build_failed", "build", f"{e.what} failed (exit code {e.code})\n{e.output}")
+    record["seconds"]["build"] = round(time.monotonic() - started, 3)
+
+    revisions.announce(f"running {plugin.name}")
+    runs = state / "runs"
+    runs.mkdir(exist_ok=True)
+    out = runs / f"{plan.machine}-{plan.allocator}-{sha}.json"
+    out.unlink(missing_ok=True)
+    command = [str(plan.runner), "--quiet", "--out", str(out), "--plugin", str(plugin),
+               *revisions.revision(plan.repo, sha).context_flags(), *plan.run_options]
+    if not plan.time:
+        command.append("--no-time")
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              timeout=plan.timeout, check=False)
+    except subprocess.TimeoutExpired as e:
+        record["seconds"]["run"] = round(time.monotonic() - started, 3)
+        return fail("timeout", "run", f"{' '.join(command)}\nno result after {plan.timeout:g} s "
+                    f"(--timeout)\n{_output(e.stdout)}{_output(e.stderr)}")
+    record["seconds"]["run"] = round(time.monotonic() - started, 3)
+    if done.returncode not in (0, 1) or not out.is_file():  # 1: a scenario failed, not all
+        return fail("run_failed", "run", f"{' '.join(command)}\nexit code {done.returncode}\n"
+                    f"{done.stdout}{done.stderr}")
+    record["results"] = results.load(out)
+    _put(plan, record)
+    out.unlink()
+    return record
+
+
+def _put(plan: Plan, record: dict[str, Any]) -> dict[str, Any]:
+    record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    plan.store.put(record)
+    return record
+
+
+class Progress:
+    """`[i/n] label: step (elapsed, ETA)` lines on stderr; the ETA is the mean time of the
+    revisions measured so far times the ones still to measure."""
+
+    def __init__(self, total: int, to_measure: int):
+        self.total, self.left = total, to_measure
+        self.started = time.monotonic()
+        self.durations: list[float] = []
+        self.index, self.name = 0, ""
+
+    @staticmethod
+    def _clock(seconds: float) -> str:
+        minutes, seconds = divmod(int(seconds), 60)
+        return f"{minutes}:{seconds:02d}"
+
+    def say(self, what: str) -> None:
+        elapsed = time.monotonic() - self.started
+        eta = ""
+        if self.durations:
+            eta = f", ETA {self._clock(sum(self.durations) / len(self.durations) * self.left)}"
+        print(f"allocbench: [{self.index}/{self.total}] {self.name}: {what} "
+              f"({self._clock(elapsed)} elapsed{eta})", file=sys.stderr, flush=True)
+
+    def measure(self, plan: Plan, index: int, sha: str) -> dict[str, Any]:
+        """The stored record of `sha`, or a new measurement, announced."""
+        self.index, self.name = index, label(plan.repo, sha)
+        record = plan.stored(sha)
+        if record is not None:
+            self.say("stored" if record["status"] == "ok" else f"stored, {problem(record)}")
+            return record
+        started = time.monotonic()
+        with revisions.announcing(self.say):
+            record = measure(plan, sha)
+        self.left -= 1
+        self.durations.append(time.monotonic() - started)
+        what = "measured" if record["status"] == "ok" else f"{problem(record)} — going on"
+        self.say(what)
+        return record
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    index, _, count = text.partition("/")
+    if index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count):
+        return int(index), int(count)
+    raise UserError(f"--shard {text}: write it as I/N with 1 <= I <= N, e.g. --shard 2/3")
+
+
+def shard(shas: list[str], part: tuple[int, int] | None) -> list[str]:
+    """Shard i of n takes every n-th revision starting at the i-th: each shard gets old and new
+    revisions, and together they are the whole sweep."""
+    if part is None:
+        return shas
+    index, count = part
+    return shas[index - 1::count]
