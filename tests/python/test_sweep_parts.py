@@ -1,0 +1,184 @@
+"""The parts of sweep and bisect that need no build: the search, shards, the [build] table,
+grafts, store records and the table's rendering (on hand-made records with known values)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from allocbench import bisection, buildspec, graft, store, sweep, sweep_table
+from allocbench.errors import UserError
+
+
+@pytest.mark.parametrize("count", range(1, 23))
+def test_search_names_every_change_within_log2_probes(count):
+    for first in range(count):
+        probes = []
+
+        def differs(i, first=first):
+            probes.append(i)
+            return i >= first
+        found = bisection.search(count, differs)
+        assert found.exact and found.high == first
+        assert len(probes) <= math.ceil(math.log2(count)), (first, probes)
+
+
+@pytest.mark.parametrize("count, first, broken", [(11, 5, {5}), (11, 6, {5}), (11, 2, {5}),
+                                                  (12, 7, {5, 6}), (4, 3, {1, 2})])
+def test_search_skips_what_cannot_be_measured(count, first, broken):
+    probes = []
+
+    def differs(i):
+        probes.append(i)
+        return None if i in broken else i >= first
+    found = bisection.search(count, differs)
+    assert len(probes) <= math.ceil(math.log2(count)) + len(broken)
+    assert first in found.suspects()
+    if found.exact:
+        assert found.high == first
+    else:  # only skipped commits stand between the last good and the first changed one
+        assert set(range(found.low + 1, found.high)) <= broken
+
+
+def test_shards_are_disjoint_and_cover_the_sweep():
+    shas = [f"{i:040x}" for i in range(11)]
+    parts = [sweep.shard(shas, (i, 3)) for i in (1, 2, 3)]
+    assert sorted(sum(parts, [])) == shas
+    assert parts[0] == [shas[0], shas[3], shas[6], shas[9]]
+    for text in ("0/3", "4/3", "1-3", "a/b", "2"):
+        with pytest.raises(UserError, match="write it as I/N"):
+            sweep.parse_shard(text)
+
+
+GOOD_BUILD = {"command": ["make", "-C", "{src}", "OUT={build}", "-j{jobs}"],
+              "plugin": "{build}/libs.so"}
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"command": ["make", "-C", "{src}"], "plugin": "{build}/s.so"},
+     "'build.command' does not use {build}"),
+    ({"command": ["make", "OUT={build}"], "plugin": "{build}/s.so"},
+     "'build.command' does not use {src}"),
+    ({"command": ["make", "{src}", "{build}", "{revision}"], "plugin": "{build}/s.so"},
+     "'build.command[3]' uses unknown placeholder {revision}"),
+    ({"command": ["make", "{src", "{build}"], "plugin": "{build}/s.so"},
+     "'build.command[1]' is not a valid template"),
+    ({"command": ["make", "{src}", "{build}"], "plugin": "out/s.so"},
+     "'build.plugin' must start from {build} or {src}"),
+    ({"command": ["make", "{src}", "{build}"]}, "[build] has no 'plugin'"),
+    ({"command": [], "plugin": "{build}/s.so"}, "'build.command' must be an array of strings"),
+    ({"command": "make '{src}", "plugin": "{build}/s.so"}, "cannot be split into arguments"),
+    ({**GOOD_BUILD, "cwd": "."}, "unknown key 'build.cwd'"),
+])
+def test_build_table_errors_name_the_field_and_the_fix(table, message):
+    with pytest.raises(UserError) as e:
+        buildspec.parse("allocbench.toml", table)
+    assert str(e.value).startswith("allocbench.toml: ") and message in str(e.value)
+
+
+def test_build_command_runs_without_a_shell(tmp_path):
+    spec = buildspec.parse("cfg", {"command": "sh -c 'echo \"$1\" > \"$2\"/out.txt' x {rev} "
+                                              "{build} {src}", "plugin": "{build}/out.txt"})
+    assert spec.command == ("sh", "-c", 'echo "$1" > "$2"/out.txt', "x", "{rev}", "{build}",
+                            "{src}")
+    sha = "ab" * 20
+    plugin = spec.build(tmp_path, tmp_path / "b", sha)
+    assert plugin.read_text() == sha + "\n"
+    failing = buildspec.parse("cfg", {"command": ["false", "{src}", "{build}"],
+                                      "plugin": "{build}/x.so"})
+    with pytest.raises(buildspec.StepFailed, match="exit code 1"):
+        failing.build(tmp_path, tmp_path / "b", sha)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("bench:../outside", "must be a path inside the repository"),
+    ("bench:/abs", "must be a path inside the repository"),
+    ("bench:.git/hooks", "must be a path inside the repository"),
+    ("missing", "does not exist"),
+])
+def test_graft_destinations_stay_inside_the_worktree(tmp_path, monkeypatch, text, message):
+    (tmp_path / "bench").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError, match=message):
+        graft.parse(text, tmp_path)
+
+
+def test_graft_outside_the_repository_needs_a_destination(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "repo").mkdir()
+    with pytest.raises(UserError, match="give it: --graft PATH:DEST"):
+        graft.parse(str(tmp_path / "elsewhere"), tmp_path / "repo")
+    assert graft.parse(f"{tmp_path / 'elsewhere'}:bench", tmp_path / "repo").dest == "bench"
+
+
+def results_doc(values: dict[str, float], ns: float = 10.0) -> dict:
+    fields = [{"section": "alloc", "key": "bytes_per_op", "column": "B/op", "unit": "B",
+               "gate": "exact"},
+              {"section": "time", "key": "ns_per_op", "column": "ns/op", "unit": "ns",
+               "gate": "time"}]
+    return {"schema_version": 1, "context": {}, "fields": fields, "complete": True,
+            "results": [{"name": n, "alloc": {"bytes_per_op": v}, "time": {"ns_per_op": ns}}
+                        for n, v in values.items()]}
+
+
+def record(sha: str, values: dict[str, float] | None, status: str = "ok", **extra) -> dict:
+    return {"store_version": 1, "sha": sha, "label": extra.pop("label", sha[:10]),
+            "subject": "s", "machine": extra.pop("machine", "m1"), "allocator": "system",
+            "recipe": "r1", "status": status, "time_measured": True,
+            "results": results_doc(values) if values is not None else None, **extra}
+
+
+def test_table_marks_failures_absent_scenarios_and_partial_deltas():
+    shas = [c * 40 for c in "abcd"]
+    columns = [
+        sweep_table.Column(shas[0], "v1", record(shas[0], {"s/a": 64}, label="v1")),
+        sweep_table.Column(shas[1], "v2", record(shas[1], {"s/a": 96, "s/b": 48},
+                                                 label="v2")),
+        sweep_table.Column(shas[2], "cccccccccc", record(
+            shas[2], None, "build_failed", log_tail="make: x\nspan.cc:3:1: error: oops\n"
+            "make: *** Error 2", log="/l/c.log")),
+        sweep_table.Column(shas[3], "v3", None),
+    ]
+    text = sweep_table.markdown(columns, ["bytes_per_op"])
+    assert text.splitlines()[:6] == [
+        "#### B/op — exact", "",
+        "| scenario | v1 | v2 | cccccccccc | v3 | Δ v1 → v3 | Δ % |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        "| `s/a` | 64 | 96 | ✗ | · | +32 ¹ | +50.0% |",
+        "| `s/b` | – | 48 | ✗ | · |  |  |"]
+    assert "- ✗ `cccccccccc` build failed: `span.cc:3:1: error: oops` — log: /l/c.log" in text
+    assert "- · `v3` (dddddddddd): not measured yet" in text
+    assert "#### ns/op — directional only" in text
+    csv_lines = sweep_table.csv_text(columns, ["bytes_per_op"]).splitlines()
+    assert csv_lines[2] == "status,,ok,ok,build_failed,not_measured,,"
+    assert "bytes_per_op,s/a,64,96,,,32,50.00" in csv_lines
+
+
+def test_store_prefers_measurements_and_names_broken_records(tmp_path):
+    a, b = store.Store(tmp_path / "a"), store.Store(tmp_path / "b")
+    sha = "e" * 40
+    a.put(record(sha, None, "build_failed", log_tail="", recorded="2026-01-02"))
+    b.put(record(sha, {"s/a": 1}, recorded="2026-01-01"))
+    assert store.merge(a, [b]) == (1, 0)
+    assert a.get("m1", "system", sha)["status"] == "ok"
+    assert store.merge(a, [b]) == (0, 1)
+    path = a.path("m1", "system", sha)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "fine"}))
+    with pytest.raises(UserError, match=f"{path}: field 'status' is 'fine'.*delete the file"):
+        a.get("m1", "system", sha)
+    path.write_text("{")
+    with pytest.raises(UserError, match=f"{path}: not valid JSON"):
+        list(a.records())
+    with pytest.raises(UserError, match="no such store"):
+        store.merge(a, [store.Store(tmp_path / "nope")])
+
+
+def test_a_record_from_another_machine_serves_the_table(tmp_path):
+    found = store.Store(tmp_path)
+    sha = "f" * 40
+    found.put(record(sha, {"s/a": 7}, machine="ci-2"))
+    assert found.find("system", sha, "laptop")["machine"] == "ci-2"
+    with pytest.raises(UserError, match="not usable as a folder name"):
+        store.machine_id("../x")
