@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from allocbench import revisions
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
 from allocbench.revision import git
@@ -79,6 +80,14 @@ def _dirty_paths(worktree: Path) -> list[str]:
     status = git(worktree, "status", "--porcelain", "--untracked-files=all", "-z")
     entries = [e for e in status.stdout.split("\0") if e]
     return [entry[3:] for entry in entries if len(entry) > 3]
+
+
+def checkout(repo: Path, sha: str, grafts: list[Graft]) -> Path:
+    """The worktree of `sha` with exactly `grafts` applied (none: the commit as it is, even if a
+    sweep grafted it before)."""
+    worktree = revisions.worktree(repo, sha)
+    apply(worktree, grafts)
+    return worktree
 
 
 def apply(worktree: Path, grafts: list[Graft], print_fn=None) -> None:

@@ -15,7 +15,7 @@ BUILD_PACKAGES = [
     "libbenchmark-dev", "libgtest-dev", "nlohmann-json3-dev",
     "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
 ]
-TEST_PACKAGES = ["python3-pytest"]
+TEST_PACKAGES = ["python3-pytest", "python3-yaml"]  # yaml: the CI workflow test
 # Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
 PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 

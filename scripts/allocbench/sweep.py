@@ -105,8 +105,7 @@ def measure(plan: Plan, sha: str) -> dict[str, Any]:
 
     started = time.monotonic()
     try:
-        source = revisions.worktree(plan.repo, sha)
-        grafting.apply(source, list(plan.grafts))
+        source = grafting.checkout(plan.repo, sha, list(plan.grafts))
         plugin = plan.spec.build(source, plan.spec.folder(plan.repo, sha), sha)
     except revisions.StepFailed as e:
         record["seconds"]["build"] = round(time.monotonic() - started, 3)
@@ -117,7 +116,9 @@ def measure(plan: Plan, sha: str) -> dict[str, Any]:
     runs = state / "runs"
     runs.mkdir(exist_ok=True)
     out = runs / f"{plan.machine}-{plan.allocator}-{sha}.json"
+    partial = out.with_name(out.name + ".partial")  # left by a run that was killed
     out.unlink(missing_ok=True)
+    partial.unlink(missing_ok=True)
     command = [str(plan.runner), "--quiet", "--out", str(out), "--plugin", str(plugin),
                *revisions.revision(plan.repo, sha).context_flags(), *plan.run_options]
     if not plan.time:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, compare_format, packages, project, revisions
+from allocbench import buildspec, compare_format, graft, packages, project, revisions
 from allocbench.commands import compare as compare_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
@@ -106,7 +106,7 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str = "allocb
     spec = buildspec.CMakeBuild(target, plugin_path, tuple(cmake_arg or ()))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
-        plugins[sha] = spec.build(revisions.worktree(repo, sha), spec.folder(repo, sha), sha)
+        plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha)
     subjects = [revisions.Subject(side, (plugins[sha],),
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]
