@@ -27,6 +27,8 @@ from allocbench.project import JOBS
 from allocbench.revisions import StepFailed, build_folder, step
 
 PLACEHOLDERS = ("src", "build", "rev", "jobs")
+DEFAULT_TARGET = "allocbench_builtin"            # this repository's built-in plugin
+DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
 
 
 class PluginMissing(StepFailed):

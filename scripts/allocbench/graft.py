@@ -7,8 +7,8 @@ defaults to PATH's place in the subject repository, so `--graft bench` puts toda
 the old one.
 
 A worktree remembers its graft in `<worktree>.graft.json`; allocbench restores a worktree to its
-commit (`git reset --hard`, `git clean`) only when the graft changes, and refuses one with
-changes it did not make itself.
+commit (`git reset --hard`, `git clean`) only when the grafted places change, and refuses one
+with changes it did not make itself.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def checkout(repo: Path, sha: str, grafts: list[Graft]) -> Path:
     return worktree
 
 
-def apply(worktree: Path, grafts: list[Graft], print_fn=None) -> None:
+def apply(worktree: Path, grafts: list[Graft]) -> None:
     """Makes `worktree` its commit plus `grafts`, touching only what has to change."""
     stamp = _stamp(worktree)
     before = json.loads(stamp.read_text()) if stamp.exists() else {"fingerprint": "",
@@ -107,9 +107,11 @@ def apply(worktree: Path, grafts: list[Graft], print_fn=None) -> None:
     now = {"fingerprint": fingerprint(grafts), "dests": [g.dest for g in grafts]}
     if now == before:
         return
-    if before["dests"]:
+    if before["dests"] and before["dests"] != now["dests"]:  # else the copy below suffices
         for command in (("reset", "-q", "--hard"), ("clean", "-fdq")):
             git(worktree, *command)
+    if grafts:
+        revisions.announce(f"grafting {', '.join(g.dest for g in grafts)}")
     for graft in grafts:
         target = worktree / graft.dest
         wanted = {dest for dest, _ in graft.files()}
@@ -124,5 +126,3 @@ def apply(worktree: Path, grafts: list[Graft], print_fn=None) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, path)
     write_atomically(stamp, json.dumps(now))
-    if print_fn and grafts:
-        print_fn(f"grafted {', '.join(g.dest for g in grafts)} ({now['fingerprint']})")

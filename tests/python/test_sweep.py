@@ -326,3 +326,23 @@ def test_a_worktree_with_foreign_changes_is_refused(tracer, build_flags, full_sw
                "(src/span.cc)" in err
     finally:
         span_cc.write_text(original)
+
+
+def test_a_crash_or_a_timeout_is_recorded_and_the_sweep_goes_on(tracer, build_flags, runner,
+                                                               full_sweep, tmp_path, capsys):
+    crash, slow, fine = (tracer.by_tag(t).sha for t in ("v1.0", "v1.1", "v1.2"))
+    wrapper = tmp_path / "runner.sh"  # the real harness, except on two revisions' plugins
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in\n  *{crash}*) kill -SEGV $$ ;;\n'
+                       f'  *{slow}*) exec sleep 60 ;;\nesac\nexec {runner} "$@"\n')
+    wrapper.chmod(0o755)
+    flags = [f if f != str(runner) else str(wrapper) for f in build_flags]
+    store = tmp_path / "store"
+    started = time.monotonic()
+    code = run_cli(["sweep", "v1.0", "v1.1", "v1.2", *flags, *store_flags(store),
+                    "--no-time", "--timeout", "2"])
+    out = capsys.readouterr().out
+    assert code == 1 and time.monotonic() - started < 50
+    assert table(tracer, store, "v1.0", "v1.1", "v1.2")["status"] == \
+        ["run_failed", "timeout", "ok"]
+    assert f"- ✗ `v1.0` ({crash[:10]}) run failed: `exit code -11` — log: " in out
+    assert f"- ✗ `v1.1` ({slow[:10]}) timeout: `no result after 2 s (--timeout)` — log: " in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 
 import pytest
 
@@ -182,3 +183,43 @@ def test_a_record_from_another_machine_serves_the_table(tmp_path):
     assert found.find("system", sha, "laptop")["machine"] == "ci-2"
     with pytest.raises(UserError, match="not usable as a folder name"):
         store.machine_id("../x")
+
+
+def test_graft_touches_only_what_differs_and_restores_the_commit(tmp_path):
+    def git(*args):
+        done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c",
+                               "user.email=t@t", *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+    for name, text in (("same.cc", "same\n"), ("old.cc", "old\n"), ("gone.cc", "gone\n")):
+        (repo / "bench" / name).write_text(text)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "old")
+    today = tmp_path / "today"
+    today.mkdir()
+    (today / "same.cc").write_text("same\n")
+    (today / "old.cc").write_text("new\n")
+    (today / "added.cc").write_text("added\n")
+    bench = repo / "bench"
+    untouched = (bench / "same.cc").stat().st_mtime_ns
+
+    grafts = [graft.parse(f"{today}:bench", repo)]
+    graft.apply(repo, grafts)
+    assert sorted(p.name for p in bench.iterdir()) == ["added.cc", "old.cc", "same.cc"]
+    assert (bench / "old.cc").read_text() == "new\n"
+    assert (bench / "same.cc").stat().st_mtime_ns == untouched  # no needless rebuild
+    changed = (bench / "old.cc").stat().st_mtime_ns
+    graft.apply(repo, grafts)  # the same graft again: nothing is written
+    assert (bench / "old.cc").stat().st_mtime_ns == changed
+
+    graft.apply(repo, [])  # back to the commit as it is
+    assert git("status", "--porcelain", "--untracked-files=all") == ""
+    assert (bench / "old.cc").read_text() == "old\n"
+
+    (bench / "same.cc").write_text("my experiment\n")
+    with pytest.raises(UserError, match=r"has changes allocbench did not make \(bench/same.cc\)"):
+        graft.apply(repo, grafts)

@@ -69,11 +69,23 @@ def harness(runner: Path | None, allocator: str = "system") -> Path:
     build = project.build_dir()
     runner = project.runner_path(build, allocator)
     if not runner.exists():
-        project.configure_and_build(build, targets=[runner.name, "allocbench_builtin"])
+        project.configure_and_build(build, targets=[runner.name, buildspec.DEFAULT_TARGET])
     if not runner.exists():
         raise UserError(f"{runner} was not built: the {allocator} backend's library is missing; "
                         "see the configure output above")
     return runner
+
+
+def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a revision's plugin is built with the project's CMake: shared by ab and sweeps."""
+    parser.add_argument("--target", metavar="NAME",
+                        help=f"CMake target of the scenario plugin [{buildspec.DEFAULT_TARGET}]")
+    parser.add_argument("--plugin-path", metavar="PATH",
+                        help="the plugin, relative to the build folder "
+                             f"[{buildspec.DEFAULT_PLUGIN}]")
+    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
+                        help="extra configure argument, repeatable; write it with '=': "
+                             "--cmake-arg=-DCMAKE_PREFIX_PATH=/opt/allocbench")
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,21 +93,14 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cand", required=True, metavar="REV", help="candidate revision")
     parser.add_argument("--repo", type=Path, metavar="PATH",
                         help="the repository whose revisions to build [the current checkout]")
-    parser.add_argument("--target", default="allocbench_builtin", metavar="NAME",
-                        help="CMake target of the scenario plugin [allocbench_builtin]")
-    parser.add_argument("--plugin-path", default="lib/allocbench/allocbench_builtin.so",
-                        metavar="PATH", help="the plugin, relative to the build folder "
-                                             "[lib/allocbench/allocbench_builtin.so]")
-    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
-                        help="extra configure argument, repeatable; write it with '=': "
-                             "--cmake-arg=-DCMAKE_PREFIX_PATH=/opt/allocbench")
+    add_cmake_arguments(parser)
     add_run_arguments(parser, forks=3)
     compare_command.add_gate_arguments(parser)
 
 
-def run(*, base: str, cand: str, repo: Path | None = None, target: str = "allocbench_builtin",
-        plugin_path: str = "lib/allocbench/allocbench_builtin.so",
-        cmake_arg: list[str] | None = None, runner: Path | None = None, forks: int = 3,
+def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
+        plugin_path: str | None = None, cmake_arg: list[str] | None = None,
+        runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
         no_time: bool = False, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
@@ -103,7 +108,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str = "allocb
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
     runner = harness(runner)
-    spec = buildspec.CMakeBuild(target, plugin_path, tuple(cmake_arg or ()))
+    spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
+                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
         plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha)

@@ -27,10 +27,6 @@ from allocbench.fileio import write_atomically
 from allocbench.store import Store, machine_id
 from allocbench import sweep as sweeping
 
-DEFAULT_TARGET = "allocbench_builtin"
-DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
-
-
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, metavar="PATH",
                         help="the repository whose revisions to measure [the current checkout]")
@@ -60,12 +56,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
                         help="copy PATH (today's scenario sources) over DEST of every revision "
                              "[DEST: PATH's place in the repository]; repeatable")
-    parser.add_argument("--target", metavar="NAME",
-                        help=f"CMake target of the scenario plugin [{DEFAULT_TARGET}]")
-    parser.add_argument("--plugin-path", metavar="PATH",
-                        help=f"the plugin, relative to the build folder [{DEFAULT_PLUGIN}]")
-    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
-                        help="extra configure argument, repeatable: --cmake-arg=-DFOO=1")
+    ab.add_cmake_arguments(parser)
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="allocbench.toml whose [build] builds each revision instead of "
                              "CMake [<repo>/allocbench.toml if it has one]")
@@ -106,8 +97,8 @@ def build_spec(repo: Path, config_path: Path | None, target: str | None,
             raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path "
                             "and --cmake-arg do not apply; drop them or the [build] table")
         return command
-    return buildspec.CMakeBuild(target or DEFAULT_TARGET, plugin_path or DEFAULT_PLUGIN,
-                                tuple(cmake_arg))
+    return buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
+                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg))
 
 
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
