@@ -59,6 +59,14 @@ def _instances(columns: list[Column]) -> list[str]:
     return list(names)
 
 
+def _changed(columns: list[Column], names: list[str], metrics: list[str]) -> list[str]:
+    """The instances whose measured value of some metric differs between revisions."""
+    def moves(name: str, metric: str) -> bool:
+        values = {_value(c, name, "alloc", metric) for c in columns}
+        return len({v for v in values if not isinstance(v, str)}) > 1
+    return [name for name in names if any(moves(name, metric) for metric in metrics)]
+
+
 def _value(column: Column, name: str, section: str, key: str) -> float | str:
     if column.record is None:
         return UNMEASURED
@@ -106,15 +114,28 @@ def _table(columns: list[Column], names: list[str], section: str, key: str, with
                 mark = ""
                 if (i, j) != (0, len(columns) - 1):
                     mark, partial = " ¹", True
-                cells += [f"{change:+g}{mark}", "" if percent is None else f"{percent:+.1f}%"]
+                if change == 0:
+                    cells += [f"0{mark}", "0.0%"]
+                else:
+                    cells += [f"{change:+g}{mark}",
+                              "" if percent is None else f"{percent:+.1f}%"]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return lines, partial
 
 
-def markdown(columns: list[Column], metrics: list[str]) -> str:
+def markdown(columns: list[Column], metrics: list[str], changed_only: bool = False) -> str:
+    """The tables; `changed_only`: only the scenarios whose allocation metrics move."""
     names = _instances(columns)
     fields = _fields(columns)
     out: list[str] = []
+    if changed_only:
+        shown = _changed(columns, names, metrics)
+        if len(shown) < len(names):
+            out += [f"_{len(names) - len(shown)} of {len(names)} scenarios have the same "
+                    f"{', '.join(metrics)} in every revision and are not shown._", ""]
+        names = shown
+        if not names:
+            return "\n".join(out + _notes(columns)).rstrip() + "\n"
     for metric in metrics:
         field = fields.get(("alloc", metric), {"column": metric, "unit": ""})
         title = field.get("column") or metric
@@ -161,7 +182,7 @@ def _notes(columns: list[Column]) -> list[str]:
     return (["Notes:", "", *notes] if notes else [])
 
 
-def csv_text(columns: list[Column], metrics: list[str]) -> str:
+def csv_text(columns: list[Column], metrics: list[str], changed_only: bool = False) -> str:
     """metric, scenario, one column per revision, delta, delta_percent; gaps are empty."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -172,8 +193,11 @@ def csv_text(columns: list[Column], metrics: list[str]) -> str:
     rows = [("alloc", m) for m in metrics]
     if any(c.ok and c.record["time_measured"] for c in columns):
         rows.append(TIME)
+    names = _instances(columns)
+    if changed_only:
+        names = _changed(columns, names, metrics)
     for section, key in rows:
-        for name in _instances(columns):
+        for name in names:
             values = [_value(c, name, section, key) for c in columns]
             delta = _delta(values) if section == "alloc" else None
             writer.writerow([key, name, *("" if isinstance(v, str) else f"{v:g}" for v in values),

@@ -152,6 +152,12 @@ def test_table_marks_failures_absent_scenarios_and_partial_deltas():
     assert "- ✗ `cccccccccc` build failed: `span.cc:3:1: error: oops` — log: /l/c.log" in text
     assert "- · `v3` (dddddddddd): not measured yet" in text
     assert "#### ns/op — directional only" in text
+    changed = sweep_table.markdown(columns, ["bytes_per_op"], changed_only=True).splitlines()
+    assert changed[0] == "_1 of 2 scenarios have the same bytes_per_op in every revision and " \
+        "are not shown._"
+    assert [line for line in changed if line.startswith("| `")][:1] == [
+        "| `s/a` | 64 | 96 | ✗ | · | +32 ¹ | +50.0% |"]
+    assert not any(line.startswith("| `s/b`") for line in changed)
     csv_lines = sweep_table.csv_text(columns, ["bytes_per_op"]).splitlines()
     assert csv_lines[2] == "status,,ok,ok,build_failed,not_measured,,"
     assert "bytes_per_op,s/a,64,96,,,32,50.00" in csv_lines

@@ -81,6 +81,9 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="minimum time per sample [allocbench-run's: 0.05]")
     parser.add_argument("--no-time", action="store_true",
                         help="skip the time pass (allocation metrics only)")
+    parser.add_argument("--changed-only", action="store_true",
+                        help="only the scenarios whose allocation metrics differ between "
+                             "revisions")
     parser.add_argument("--metric", action="append", metavar="NAME",
                         help="allocation metric of the table, repeatable [bytes_per_op]")
 
@@ -122,7 +125,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         force: bool = False, retry_failed: bool = False, repetitions: int | None = None,
         min_time: str | None = None, no_time: bool = False,
-        metric: list[str] | None = None) -> int:
+        metric: list[str] | None = None, changed_only: bool = False) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
     todo = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
@@ -144,10 +147,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         raise
     metrics = metric or ["bytes_per_op"]
     sweep_table.check_metrics(columns, metrics)
-    text = sweep_table.markdown(columns, metrics)
+    text = sweep_table.markdown(columns, metrics, changed_only)
     state = revisions.state_dir(repo)
     write_atomically(state / "sweep.md", text)
-    write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics))
+    write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
     print(text, end="")
     failed = [c for c in columns if not c.ok]
     print(f"allocbench: {len(columns) - len(failed)} of {len(columns)} revisions measured"

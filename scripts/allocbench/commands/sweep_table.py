@@ -21,6 +21,9 @@ from allocbench.store import Store, machine_id
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     sweep_command.add_selection_arguments(parser)
     sweep_command.add_store_arguments(parser)
+    parser.add_argument("--changed-only", action="store_true",
+                        help="only the scenarios whose allocation metrics differ between "
+                             "revisions")
     parser.add_argument("--metric", action="append", metavar="NAME",
                         help="allocation metric, repeatable: bytes_per_op, allocs_per_op … "
                              "[bytes_per_op]")
@@ -32,7 +35,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         every: int = 1, shard: str | None = None, repo: Path | None = None,
         store: Path | None = None, machine: str | None = None, allocator: str = "system",
-        metric: list[str] | None = None, format: str = "markdown", out: Path | None = None
+        metric: list[str] | None = None, changed_only: bool = False,
+        format: str = "markdown", out: Path | None = None
         ) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
     shas = sweeping.shard(history.select(repo, names, tags, range_, every),
@@ -47,7 +51,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     metrics = metric or ["bytes_per_op"]
     sweep_table.check_metrics(columns, metrics)
     render = sweep_table.markdown if format == "markdown" else sweep_table.csv_text
-    text = render(columns, metrics)
+    text = render(columns, metrics, changed_only)
     if out is None:
         print(text, end="")
     else:
