@@ -63,6 +63,8 @@ def sweep_range(repo: Path, text: str, every: int) -> list[str]:
 def select(repo: Path, names: list[str], tag_pattern: str | None, range_text: str | None,
            every: int) -> list[str]:
     """Tags (version order), then the range, then the named revisions; each commit once."""
+    if every != 1 and range_text is None:
+        raise UserError(f"--every {every} is the step of --range; give --range OLD..NEW too")
     shas: list[str] = []
     if tag_pattern is not None:
         shas += tags(repo, tag_pattern)

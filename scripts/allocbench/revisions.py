@@ -11,6 +11,7 @@ and resolved to a full sha; no command ever goes through a shell.
 
 from __future__ import annotations
 
+import fcntl
 import re
 import shutil
 import subprocess
@@ -127,6 +128,21 @@ def worktree(repo: Path, sha: str) -> Path:
         step(["git", "-C", str(path), "submodule", "update", "--init", "--recursive"],
               f"fetching the submodules of {sha[:12]}")
     return path
+
+
+@contextmanager
+def locked(repo: Path, sha: str) -> Iterator[None]:
+    """Holds `sha`'s worktree and build folder against other allocbench processes (a sweep and
+    an ab at once) while it is checked out, built and run."""
+    folder = state_dir(repo) / "worktrees"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{sha}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            announce(f"waiting for another allocbench that is using {sha[:12]}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def build_folder(repo: Path, sha: str) -> Path:

@@ -86,6 +86,11 @@ def _output(value: str | bytes | None) -> str:
 def measure(plan: Plan, sha: str) -> dict[str, Any]:
     """Checks out, grafts, builds and runs `sha`; stores and returns its record. A failing
     build or run is recorded with the end of its log, not raised."""
+    with revisions.locked(plan.repo, sha):
+        return _measure(plan, sha)
+
+
+def _measure(plan: Plan, sha: str) -> dict[str, Any]:
     state = revisions.state_dir(plan.repo)
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
@@ -136,6 +141,10 @@ def measure(plan: Plan, sha: str) -> dict[str, Any]:
         return fail("run_failed", "run", f"{' '.join(command)}\nexit code {done.returncode}\n"
                     f"{done.stdout}{done.stderr}")
     record["results"] = results.load(out)
+    ran = record["results"]["context"].get("allocator", {}).get("name")
+    if ran != {"system": "glibc"}.get(plan.allocator, plan.allocator):
+        raise UserError(f"{plan.runner} measures with {ran}, not {plan.allocator}: pass the "
+                        f"allocbench-run of that allocator, or --allocator {ran}")
     _put(plan, record)
     out.unlink()
     return record

@@ -276,6 +276,9 @@ def test_a_configured_build_command_builds_each_revision(tracer, prefix, runner,
     (["sweep", "v1.0", "--shard", "4/3"], "--shard 4/3: write it as I/N"),
     (["sweep", "v1.0", "--graft", "bench:../../x"], "must be a path inside the repository"),
     (["sweep", "v1.0", "--timeout", "0"], "--timeout 0: give a number of seconds above 0"),
+    (["sweep", "v1.0", "--every", "2"], "--every 2 is the step of --range"),
+    (["sweep", "v1.0", "--allocator", "jemalloc", "--no-time"],
+     "measures with glibc, not jemalloc: pass the allocbench-run of that allocator"),
     (["bisect", "tinytracer/start_spam", "--good", "v1.0", "--bad", "v1.1"],
      "has no scenario instance 'tinytracer/start_spam'; did you mean tinytracer/start_span"),
     (["bisect", "tinytracer/start_span", "--good", "v1.1", "--bad", "v1.1"],
@@ -346,3 +349,23 @@ def test_a_crash_or_a_timeout_is_recorded_and_the_sweep_goes_on(tracer, build_fl
         ["run_failed", "timeout", "ok"]
     assert f"- ✗ `v1.0` ({crash[:10]}) run failed: `exit code -11` — log: " in out
     assert f"- ✗ `v1.1` ({slow[:10]}) timeout: `no result after 2 s (--timeout)` — log: " in out
+
+
+def test_two_allocbench_processes_take_turns_on_one_revision(tracer, build_flags, full_sweep,
+                                                            tmp_path):
+    import fcntl
+    sha = tracer.by_tag("v1.2").sha
+    lock = open(tracer.repo / ".allocbench" / "worktrees" / f"{sha}.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # as a running `allocbench ab` on v1.2 would
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "allocbench", "sweep", "v1.2", *build_flags,
+         *store_flags(tmp_path / "store"), "--no-time"],
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "scripts")), stderr=subprocess.PIPE,
+        text=True)
+    waiting = sweep.stderr.readline()
+    assert f"waiting for another allocbench that is using {sha[:12]}" in waiting
+    assert sweep.poll() is None
+    lock.close()
+    _, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 0, err
+    assert "1 of 1 revisions measured" in err

@@ -112,7 +112,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                                 plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
-        plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha)
+        with revisions.locked(repo, sha):
+            plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha)
     subjects = [revisions.Subject(side, (plugins[sha],),
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]
