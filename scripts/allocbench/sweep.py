@@ -1,4 +1,5 @@
-"""Measuring revisions into the store: which revisions, how each is built and run, progress.
+"""Measuring revisions into the store: how each is checked out, built and run, and the
+progress line.
 
 Shared by `allocbench sweep` (many revisions) and `allocbench bisect` (the ones a binary search
 asks for). A revision is measured at most once per recipe (build + graft): a stored record is
@@ -45,7 +46,7 @@ class Plan:
     recipe: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        # Computed once: a graft edited during a sweep must not mix two recipes in one sweep.
+        # The graft as it is when the sweep starts: every record of the sweep names that.
         detail = {"build": self.spec.identity(),
                   "graft": grafting.fingerprint(list(self.grafts))}
         digest = hashlib.sha256(json.dumps(detail, sort_keys=True).encode()).hexdigest()

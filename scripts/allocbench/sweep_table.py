@@ -175,6 +175,12 @@ def _notes(columns: list[Column]) -> list[str]:
             status, _, error = problem(c.record).partition(": ")
             notes.append(f"- {FAILED} {name(c)} {status}: `{error}` — log: "
                          f"{c.record.get('log', 'n/a')}")
+    harnesses = {c.record["results"]["context"].get("harness", {}).get("version")
+                 for c in columns if c.ok}
+    if len(harnesses) > 1:
+        versions = ", ".join(sorted(map(str, harnesses)))
+        notes.append(f"- measured by allocbench-run versions {versions}: rerun with --force to "
+                     "measure everything with one")
     recipes = {c.record["recipe"] for c in columns if c.record is not None}
     if len(recipes) > 1:
         notes.append(f"- the revisions were measured with {len(recipes)} different builds or "

@@ -126,7 +126,7 @@ def results_doc(values: dict[str, float], ns: float = 10.0) -> dict:
 
 def record(sha: str, values: dict[str, float] | None, status: str = "ok", **extra) -> dict:
     return {"store_version": 1, "sha": sha, "label": extra.pop("label", sha[:10]),
-            "subject": "s", "machine": extra.pop("machine", "m1"), "allocator": "system",
+            "subject": extra.pop("subject", "s"), "machine": extra.pop("machine", "m1"), "allocator": "system",
             "recipe": "r1", "status": status, "time_measured": True,
             "results": results_doc(values) if values is not None else None, **extra}
 
@@ -229,3 +229,24 @@ def test_graft_touches_only_what_differs_and_restores_the_commit(tmp_path):
     (bench / "same.cc").write_text("my experiment\n")
     with pytest.raises(UserError, match=r"has changes allocbench did not make \(bench/same.cc\)"):
         graft.apply(repo, grafts)
+
+
+def test_bisect_names_the_suspects_when_skips_hide_the_change(capsys):
+    from allocbench.commands import bisect
+    shas = [c * 40 for c in "abc"]
+    probed = [record(shas[0], {"s/a": 64}, subject="tidy"),
+              record(shas[1], None, "build_failed", subject="refactor",
+                     log_tail="span.cc:9:1: error: expected ';'"),
+              record(shas[2], {"s/a": 96}, subject="fix the build")]
+    found = bisection.Search(low=0, high=2, skipped=[1])
+    bisect._report(found, probed, "s/a", "bytes_per_op", "9" * 40, 64)
+    assert capsys.readouterr().out.splitlines() == [
+        "the first change is one of these 2 commits; the skipped ones hide which:",
+        "    bbbbbbbbbb (skipped, build failed: span.cc:9:1: error: expected ';') refactor",
+        "    cccccccccc (changed) fix the build",
+        "skipped bbbbbbbbbb: build failed: span.cc:9:1: error: expected ';'"]
+    bisect._report(bisection.Search(low=-1, high=0), probed[2:], "s/a", "bytes_per_op",
+                   "9" * 40, 64)
+    assert capsys.readouterr().out.splitlines() == [
+        f"first change: {shas[2]}", "    fix the build",
+        "    bytes_per_op 64 → 96 (+32, +50.0%); its parent 9999999999 has 64"]

@@ -82,6 +82,29 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+def _report(found: bisection.Search, probed: list[dict[str, Any] | None], scenario: str,
+            metric: str, good_sha: str, good_value: float) -> None:
+    """The first changed commit with before → after, or the suspects skips leave; the skips."""
+    if found.exact:
+        after = probed[found.high]
+        before = (probed[found.low]["sha"] if found.low >= 0 else good_sha)[:10]
+        change = _value(after, scenario, metric) - good_value
+        percent = f", {change / good_value * 100:+.1f}%" if good_value else ""
+        tag = "" if after["label"] == after["sha"][:len(after["label"])] else f" ({after['label']})"
+        print(f"first change: {after['sha']}{tag}\n"
+              f"    {after['subject']}\n"
+              f"    {metric} {_number(good_value)} → {_number(good_value + change)} "
+              f"({change:+g}{percent}); its parent {before} has {_number(good_value)}")
+    else:
+        print(f"the first change is one of these {len(found.suspects())} commits; the skipped "
+              "ones hide which:")
+        for i in found.suspects():
+            state = f"skipped, {problem(probed[i])}" if i in found.skipped else "changed"
+            print(f"    {probed[i]['sha'][:10]} ({state}) {probed[i]['subject']}")
+    for i in found.skipped:
+        print(f"skipped {probed[i]['sha'][:10]}: {problem(probed[i])}")
+
+
 def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         repo: Path | None = None, store: Path | None = None, machine: str | None = None,
         allocator: str = "system", graft: list[str] | None = None, target: str | None = None,
@@ -119,29 +142,11 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         return None if value is None else value != good_value
 
     found = bisection.search(len(line), differs)
-    measured = len(progress.durations)
     print(f"{what}: {_number(good_value)} at {good} ({good_sha[:10]}), {_number(bad_value)} at "
           f"{bad} ({bad_sha[:10]})")
-    skipped = [records[i + 1] for i in found.skipped]
-    if found.exact:
-        after = records[found.high + 1]
-        before = records[found.low + 1]
-        change = _value(after, scenario, metric) - good_value
-        percent = f", {change / good_value * 100:+.1f}%" if good_value else ""
-        tag = "" if after["label"] == after["sha"][:len(after["label"])] else f" ({after['label']})"
-        print(f"first change: {after['sha']}{tag}\n"
-              f"    {after['subject']}\n"
-              f"    {metric} {_number(good_value)} → {_number(good_value + change)} "
-              f"({change:+g}{percent}); its parent {before['sha'][:10]} has "
-              f"{_number(good_value)}")
-    else:
-        print(f"the first change is one of these {len(found.suspects())} commits; the skipped "
-              "ones hide which:")
-        for i in found.suspects():
-            state = f"skipped, {problem(records[i + 1])}" if i in found.skipped else "changed"
-            print(f"    {commits[i + 1][:10]} ({state}) {records[i + 1]['subject']}")
-    for record in skipped:
-        print(f"skipped {record['sha'][:10]}: {problem(record)}")
+    _report(found, [records[i + 1] if i + 1 in records else None for i in range(len(line))],
+            scenario, metric, good_sha, good_value)
+    measured = len(progress.durations)
     print(f"{len(line)} commits after good; {measured} measured, "
           f"{len(records) - measured} from the store {plan.store.root}")
     return 0 if found.exact else 1
