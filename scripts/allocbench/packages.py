@@ -15,7 +15,8 @@ BUILD_PACKAGES = [
     "libbenchmark-dev", "libgtest-dev", "nlohmann-json3-dev",
     "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
 ]
-TEST_PACKAGES = ["python3-pytest", "python3-yaml"]  # yaml: the CI workflow test
+# yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise)
+TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib"]
 # Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
 PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 

@@ -33,7 +33,7 @@ class Column:
         return self.record is not None and self.record["status"] == "ok"
 
 
-def _fields(columns: list[Column]) -> dict[tuple[str, str], dict[str, Any]]:
+def fields(columns: list[Column]) -> dict[tuple[str, str], dict[str, Any]]:
     fields: dict[tuple[str, str], dict[str, Any]] = {}
     for column in columns:
         if column.ok:
@@ -43,14 +43,14 @@ def _fields(columns: list[Column]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def check_metrics(columns: list[Column], metrics: list[str]) -> None:
-    known = [key for section, key in _fields(columns) if section == "alloc"]
+    known = [key for section, key in fields(columns) if section == "alloc"]
     for metric in metrics:
         if known and metric not in known:
             raise UserError(f"--metric {metric}: not an allocation metric of these results; "
                             f"choose from {', '.join(known)}")
 
 
-def _instances(columns: list[Column]) -> list[str]:
+def instances(columns: list[Column]) -> list[str]:
     """Today's order first (the newest revision's), then scenarios only older ones have."""
     names: dict[str, None] = {}
     for column in reversed(columns):
@@ -59,15 +59,15 @@ def _instances(columns: list[Column]) -> list[str]:
     return list(names)
 
 
-def _changed(columns: list[Column], names: list[str], metrics: list[str]) -> list[str]:
+def changed(columns: list[Column], names: list[str], metrics: list[str]) -> list[str]:
     """The instances whose measured value of some metric differs between revisions."""
     def moves(name: str, metric: str) -> bool:
-        values = {_value(c, name, "alloc", metric) for c in columns}
+        values = {value(c, name, "alloc", metric) for c in columns}
         return len({v for v in values if not isinstance(v, str)}) > 1
     return [name for name in names if any(moves(name, metric) for metric in metrics)]
 
 
-def _value(column: Column, name: str, section: str, key: str) -> float | str:
+def value(column: Column, name: str, section: str, key: str) -> float | str:
     if column.record is None:
         return UNMEASURED
     if not column.ok:
@@ -103,7 +103,7 @@ def _table(columns: list[Column], names: list[str], section: str, key: str, with
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     partial = False
     for name in names:
-        values = [_value(c, name, section, key) for c in columns]
+        values = [value(c, name, section, key) for c in columns]
         cells = [v if isinstance(v, str) else _number(v) for v in values]
         if with_delta:
             delta = _delta(values)
@@ -125,11 +125,11 @@ def _table(columns: list[Column], names: list[str], section: str, key: str, with
 
 def markdown(columns: list[Column], metrics: list[str], changed_only: bool = False) -> str:
     """The tables; `changed_only`: only the scenarios whose allocation metrics move."""
-    names = _instances(columns)
-    fields = _fields(columns)
+    names = instances(columns)
+    known = fields(columns)
     out: list[str] = []
     if changed_only:
-        shown = _changed(columns, names, metrics)
+        shown = changed(columns, names, metrics)
         if len(shown) < len(names):
             out += [f"_{len(names) - len(shown)} of {len(names)} scenarios have the same "
                     f"{', '.join(metrics)} in every revision and are not shown._", ""]
@@ -137,7 +137,7 @@ def markdown(columns: list[Column], metrics: list[str], changed_only: bool = Fal
         if not names:
             return "\n".join(out + _notes(columns)).rstrip() + "\n"
     for metric in metrics:
-        field = fields.get(("alloc", metric), {"column": metric, "unit": ""})
+        field = known.get(("alloc", metric), {"column": metric, "unit": ""})
         title = field.get("column") or metric
         out += [f"#### {title} — exact", ""]
         lines, partial = _table(columns, names, "alloc", metric, with_delta=True)
@@ -199,12 +199,12 @@ def csv_text(columns: list[Column], metrics: list[str], changed_only: bool = Fal
     rows = [("alloc", m) for m in metrics]
     if any(c.ok and c.record["time_measured"] for c in columns):
         rows.append(TIME)
-    names = _instances(columns)
+    names = instances(columns)
     if changed_only:
-        names = _changed(columns, names, metrics)
+        names = changed(columns, names, metrics)
     for section, key in rows:
         for name in names:
-            values = [_value(c, name, section, key) for c in columns]
+            values = [value(c, name, section, key) for c in columns]
             delta = _delta(values) if section == "alloc" else None
             writer.writerow([key, name, *("" if isinstance(v, str) else f"{v:g}" for v in values),
                              "" if delta is None else f"{delta[0]:g}",

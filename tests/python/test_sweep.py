@@ -78,7 +78,8 @@ def full_sweep(tracer, build_flags, tmp_path_factory) -> tuple[Path, int, str]:
     out = io.StringIO()
     code = run_cli(["sweep", "--range", "v1.0..v2.0", "--graft", str(tracer.bench()),
                     *build_flags, *store_flags(store), "--repetitions", "2",
-                    "--min-time", "0.001"], stdout=out)
+                    "--min-time", "0.001", "--plot", str(store.parent / "curve.svg")],
+                   stdout=out)
     return store, code, out.getvalue()
 
 
@@ -102,6 +103,8 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     note = next(line for line in lines if line.startswith("- ✗"))
     assert tracer.commits[broken].sha[:10] in note and "error:" in note
     assert note.endswith("-build.log")
+    curve = (store.parent / "curve.svg").read_text()
+    assert f">{synth.TRACE}<" in curve and f">{tracer.commits[broken].sha[:10]} ✗<" in curve
 
 
 def test_second_sweep_builds_and_runs_nothing(tracer, build_flags, full_sweep, capfd):

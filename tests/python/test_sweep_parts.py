@@ -250,3 +250,23 @@ def test_bisect_names_the_suspects_when_skips_hide_the_change(capsys):
     assert capsys.readouterr().out.splitlines() == [
         f"first change: {shas[2]}", "    fix the build",
         "    bytes_per_op 64 → 96 (+32, +50.0%); its parent 9999999999 has 64"]
+
+
+def test_plot_draws_a_line_per_scenario_with_failed_revisions_marked(tmp_path):
+    import xml.etree.ElementTree as ElementTree
+    from allocbench import sweep_plot
+    shas = [c * 40 for c in "abc"]
+    columns = [sweep_table.Column(shas[0], "v1", record(shas[0], {"s/a": 64, "s/b": 8})),
+               sweep_table.Column(shas[1], "cccccccccc", record(shas[1], None, "timeout",
+                                                                log_tail="")),
+               sweep_table.Column(shas[2], "v2", record(shas[2], {"s/a": 96, "s/b": 8}))]
+    path = tmp_path / "curve.svg"
+    sweep_plot.plot(columns, ["bytes_per_op"], path)
+    texts = {t.text for t in ElementTree.parse(path).iter() if t.text and t.text.strip()}
+    assert {"s/a", "s/b", "v1", "cccccccccc ✗", "v2", "B/op (exact)"} <= texts
+    sweep_plot.plot(columns, ["bytes_per_op"], path, changed_only=True)
+    texts = {t.text for t in ElementTree.parse(path).iter() if t.text}
+    assert "s/a" in texts and "s/b" not in texts
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.svg"]  # no temporary left
+    with pytest.raises(UserError, match="name the picture .svg, .png or .pdf"):
+        sweep_plot.plot(columns, ["bytes_per_op"], tmp_path / "curve.jpg")

@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, config, history, revisions, sweep_table
+from allocbench import buildspec, config, history, revisions, sweep_plot, sweep_table
 from allocbench import graft as grafting
 from allocbench.commands import ab
 from allocbench.commands.run import ALLOCATORS
@@ -81,6 +81,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="minimum time per sample [allocbench-run's: 0.05]")
     parser.add_argument("--no-time", action="store_true",
                         help="skip the time pass (allocation metrics only)")
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
     parser.add_argument("--changed-only", action="store_true",
                         help="only the scenarios whose allocation metrics differ between "
                              "revisions")
@@ -125,7 +127,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         force: bool = False, retry_failed: bool = False, repetitions: int | None = None,
         min_time: str | None = None, no_time: bool = False,
-        metric: list[str] | None = None, changed_only: bool = False) -> int:
+        metric: list[str] | None = None, changed_only: bool = False,
+        plot: Path | None = None) -> int:
+    if plot is not None:
+        sweep_plot.check_path(plot)
     repo = revisions.toplevel(repo or Path.cwd())
     todo = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
@@ -151,6 +156,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     state = revisions.state_dir(repo)
     write_atomically(state / "sweep.md", text)
     write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
+    if plot is not None:
+        sweep_plot.plot(columns, metrics, plot, changed_only)
     print(text, end="")
     failed = [c for c in columns if not c.ok]
     print(f"allocbench: {len(columns) - len(failed)} of {len(columns)} revisions measured"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from allocbench import history, revisions, sweep_table
+from allocbench import history, revisions, sweep_plot, sweep_table
 from allocbench import sweep as sweeping
 from allocbench.commands import sweep as sweep_command
 from allocbench.fileio import write_atomically
@@ -21,6 +21,8 @@ from allocbench.store import Store, machine_id
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     sweep_command.add_selection_arguments(parser)
     sweep_command.add_store_arguments(parser)
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
     parser.add_argument("--changed-only", action="store_true",
                         help="only the scenarios whose allocation metrics differ between "
                              "revisions")
@@ -35,9 +37,11 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         every: int = 1, shard: str | None = None, repo: Path | None = None,
         store: Path | None = None, machine: str | None = None, allocator: str = "system",
-        metric: list[str] | None = None, changed_only: bool = False,
+        metric: list[str] | None = None, changed_only: bool = False, plot: Path | None = None,
         format: str = "markdown", out: Path | None = None
         ) -> int:
+    if plot is not None:
+        sweep_plot.check_path(plot)
     repo = revisions.toplevel(repo or Path.cwd())
     shas = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
@@ -52,6 +56,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     sweep_table.check_metrics(columns, metrics)
     render = sweep_table.markdown if format == "markdown" else sweep_table.csv_text
     text = render(columns, metrics, changed_only)
+    if plot is not None:
+        sweep_plot.plot(columns, metrics, plot, changed_only)
     if out is None:
         print(text, end="")
     else:
