@@ -280,6 +280,9 @@ def test_a_configured_build_command_builds_each_revision(tracer, prefix, runner,
     (["sweep", "v1.0", "--graft", "bench:../../x"], "must be a path inside the repository"),
     (["sweep", "v1.0", "--timeout", "0"], "--timeout 0: give a number of seconds above 0"),
     (["sweep", "v1.0", "--every", "2"], "--every 2 is the step of --range"),
+    (["sweep", "v1.0", "v1.1", "--metric", "byte_per_op", "--no-time"],
+     "--metric byte_per_op: not an allocation metric of these results; choose from "
+     "bytes_per_op, allocs_per_op"),
     (["sweep", "v1.0", "--allocator", "jemalloc", "--no-time"],
      "measures with glibc, not jemalloc: pass the allocbench-run of that allocator"),
     (["bisect", "tinytracer/start_spam", "--good", "v1.0", "--bad", "v1.1"],
@@ -302,8 +305,10 @@ def test_bad_input_is_one_clear_line_and_exit_2(tracer, build_flags, tmp_path, c
     assert code == 2
     error = [line for line in err.splitlines() if line.startswith("allocbench: error: ")]
     assert len(error) == 1 and message in error[0], err
-    if argv[0] == "sweep":  # nothing half-written
+    if argv[0] == "sweep" and "--metric" not in argv:  # nothing half-written
         assert not store.exists()
+    if "--metric" in argv and argv[0] == "sweep":  # stopped after the first revision, kept
+        assert len(list(store.rglob("*.json"))) == 1
 
 
 def test_build_command_without_its_placeholders_is_refused(tracer, build_flags, tmp_path,

@@ -109,14 +109,16 @@ def build_spec(repo: Path, config_path: Path | None, target: str | None,
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
               graft: list[str], target: str | None, plugin_path: str | None,
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
-              force: bool, retry_failed: bool, time: bool, run_options: list[str]) -> sweeping.Plan:
+              force: bool, retry_failed: bool, time: bool, run_options: list[str]
+              ) -> sweeping.Plan:
     if timeout <= 0:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     spec = build_spec(repo, config, target, plugin_path, cmake_arg)
     grafts = tuple(grafting.parse(text, repo) for text in graft)
     return sweeping.Plan(repo, spec, grafts, ab.harness(runner, allocator), allocator,
-                machine_id(machine), Store(store or revisions.state_dir(repo) / "results"),
-                tuple(run_options), time, timeout, force, retry_failed)
+                         machine_id(machine),
+                         Store(store or revisions.state_dir(repo) / "results"),
+                         tuple(run_options), time, timeout, force, retry_failed)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -140,18 +142,19 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                      force=force, retry_failed=retry_failed, time=not no_time,
                      run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False))
+    metrics = metric or ["bytes_per_op"]
     progress = sweeping.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
-    columns = []
+    columns: list[sweep_table.Column] = []
     try:
         for index, sha in enumerate(todo, 1):
             record = progress.measure(plan, index, sha)
             columns.append(sweep_table.Column(sha, record["label"], record))
+            if sum(c.ok for c in columns) == 1 and columns[-1].ok:
+                sweep_table.check_metrics(columns, metrics)  # a typo stops it now, not at the end
     except KeyboardInterrupt:
         print(f"allocbench: interrupted; {len(columns)} of {len(todo)} revisions are in "
               f"{plan.store.root}: run the same command again to go on", file=sys.stderr)
         raise
-    metrics = metric or ["bytes_per_op"]
-    sweep_table.check_metrics(columns, metrics)
     text = sweep_table.markdown(columns, metrics, changed_only)
     state = revisions.state_dir(repo)
     write_atomically(state / "sweep.md", text)
