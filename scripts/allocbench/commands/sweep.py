@@ -81,13 +81,19 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="minimum time per sample [allocbench-run's: 0.05]")
     parser.add_argument("--no-time", action="store_true",
                         help="skip the time pass (allocation metrics only)")
-    parser.add_argument("--plot", type=Path, metavar="FILE",
-                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
+    add_table_arguments(parser)
+
+
+def add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the sweep table shows: shared by sweep and sweep-table."""
+    parser.add_argument("--metric", action="append", metavar="NAME",
+                        help="allocation metric, repeatable: bytes_per_op, allocs_per_op … "
+                             "[bytes_per_op]")
     parser.add_argument("--changed-only", action="store_true",
                         help="only the scenarios whose allocation metrics differ between "
                              "revisions")
-    parser.add_argument("--metric", action="append", metavar="NAME",
-                        help="allocation metric of the table, repeatable [bytes_per_op]")
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
 
 
 def build_spec(repo: Path, config_path: Path | None, target: str | None,

@@ -21,14 +21,7 @@ from allocbench.store import Store, machine_id
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     sweep_command.add_selection_arguments(parser)
     sweep_command.add_store_arguments(parser)
-    parser.add_argument("--plot", type=Path, metavar="FILE",
-                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
-    parser.add_argument("--changed-only", action="store_true",
-                        help="only the scenarios whose allocation metrics differ between "
-                             "revisions")
-    parser.add_argument("--metric", action="append", metavar="NAME",
-                        help="allocation metric, repeatable: bytes_per_op, allocs_per_op … "
-                             "[bytes_per_op]")
+    sweep_command.add_table_arguments(parser)
     parser.add_argument("--format", choices=["markdown", "csv"], default="markdown",
                         help="markdown tables for a pull request, or one CSV [markdown]")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here, not to stdout")
