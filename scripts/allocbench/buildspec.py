@@ -31,13 +31,9 @@ DEFAULT_TARGET = "allocbench_builtin"            # this repository's built-in pl
 DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
 
 
-class PluginMissing(StepFailed):
-    """The build succeeded but left no plugin where it was said to be."""
-
-
 def _check_plugin(plugin: Path, sha: str, fix: str) -> Path:
     if not plugin.is_file():
-        raise PluginMissing(f"looking for the plugin of {sha[:12]}", 1,
+        raise StepFailed(f"looking for the plugin of {sha[:12]}", 1,
                             f"the build succeeded, but {plugin} does not exist; {fix}")
     return plugin
 

@@ -114,12 +114,13 @@ def apply(worktree: Path, grafts: list[Graft]) -> None:
         revisions.announce(f"grafting {', '.join(g.dest for g in grafts)}")
     for graft in grafts:
         target = worktree / graft.dest
-        wanted = {dest for dest, _ in graft.files()}
+        files = graft.files()
+        wanted = {dest for dest, _ in files}
         if target.is_dir():
             for present in target.rglob("*"):
                 if present.is_file() and present.relative_to(worktree).as_posix() not in wanted:
                     present.unlink()
-        for dest, source in graft.files():
+        for dest, source in files:
             path = worktree / dest
             if path.is_file() and filecmp.cmp(path, source, shallow=False):
                 continue

@@ -31,8 +31,6 @@ def tags(repo: Path, pattern: str) -> list[str]:
 def first_parent(repo: Path, good: str, bad: str) -> list[str]:
     """The commits after `good` up to and including `bad` on bad's first-parent line, oldest
     first; `good` must be on that line."""
-    if good == bad:
-        return []
     line = git(repo, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}")
     shas = line.stdout.split()
     if line.returncode != 0 or not shas or \

@@ -26,7 +26,7 @@ from allocbench.fileio import write_atomically
 STORE_VERSION = 1
 STATUSES = ("ok", "build_failed", "run_failed", "timeout")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_ERROR = re.compile(r"\berror\b|Error:|error:", re.IGNORECASE)
+_ERROR = re.compile(r"\berror\b", re.IGNORECASE)
 _WORKTREE = re.compile(r"\S*/\.allocbench/worktrees/[0-9a-f]{40}/")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 

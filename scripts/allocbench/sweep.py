@@ -43,21 +43,23 @@ class Plan:
     timeout: float = 1800.0
     force: bool = False
     retry_failed: bool = False
-    recipe: dict[str, Any] = field(init=False)
+    recipe: dict[str, Any] = field(init=False)   # build and graft, as recorded
+    recipe_id: str = field(init=False)           # its hash, what a record is matched on
 
     def __post_init__(self) -> None:
         # The graft as it is when the sweep starts: every record of the sweep names that.
-        detail = {"build": self.spec.identity(),
+        recipe = {"build": self.spec.identity(),
                   "graft": grafting.fingerprint(list(self.grafts))}
-        digest = hashlib.sha256(json.dumps(detail, sort_keys=True).encode()).hexdigest()
-        object.__setattr__(self, "recipe", {"id": digest[:16], **detail})
+        digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+        object.__setattr__(self, "recipe", recipe)
+        object.__setattr__(self, "recipe_id", digest[:16])
 
     def stored(self, sha: str) -> dict[str, Any] | None:
         """The record that makes measuring `sha` again unnecessary, if there is one."""
         if self.force:
             return None
         record = self.store.get(self.machine, self.allocator, sha)
-        if record is None or record["recipe"] != self.recipe["id"]:
+        if record is None or record["recipe"] != self.recipe_id:
             return None
         if record["status"] != "ok":
             return None if self.retry_failed else record
@@ -84,22 +86,21 @@ def _output(value: str | bytes | None) -> str:
     return value or ""
 
 
-def measure(plan: Plan, sha: str) -> dict[str, Any]:
-    """Checks out, grafts, builds and runs `sha`; stores and returns its record. A failing
-    build or run is recorded with the end of its log, not raised."""
+def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
+    """Checks out, grafts, builds and runs `sha` (labelled `name`); stores and returns its
+    record. A failing build or run is recorded with the end of its log, not raised."""
     with revisions.locked(plan.repo, sha):
-        return _measure(plan, sha)
+        return _measure(plan, sha, name)
 
 
-def _measure(plan: Plan, sha: str) -> dict[str, Any]:
+def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
     state = revisions.state_dir(plan.repo)
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
     record: dict[str, Any] = {
-        "store_version": STORE_VERSION, "sha": sha, "label": label(plan.repo, sha),
+        "store_version": STORE_VERSION, "sha": sha, "label": name,
         "subject": subject_line(plan.repo, sha), "machine": plan.machine,
-        "allocator": plan.allocator, "recipe": plan.recipe["id"],
-        "recipe_detail": {k: v for k, v in plan.recipe.items() if k != "id"},
+        "allocator": plan.allocator, "recipe": plan.recipe_id, "recipe_detail": plan.recipe,
         "harness": str(plan.runner), "status": "ok", "time_measured": plan.time,
         "seconds": {}, "results": None}
 
@@ -189,7 +190,7 @@ class Progress:
             return record
         started = time.monotonic()
         with revisions.announcing(self.say):
-            record = measure(plan, sha)
+            record = measure(plan, sha, self.name)
         self.left -= 1
         self.durations.append(time.monotonic() - started)
         what = "measured" if record["status"] == "ok" else f"{problem(record)} — going on"

@@ -20,8 +20,6 @@ import synthetic_history as synth
 from allocbench import cli, history
 from conftest import ROOT
 
-pytestmark = pytest.mark.filterwarnings("error")
-
 
 @pytest.fixture(scope="module")
 def tracer(tmp_path_factory) -> synth.History:
