@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "fields.h"
+#include "text.h"
 
 namespace allocbench {
 namespace {
@@ -38,7 +40,7 @@ std::string FormatValue(double value, const char* unit) {
   return buf;
 }
 
-std::string FormatTable(const std::vector<InstanceResult>& results) {
+std::string FormatTable(const nlohmann::json& results) {
   std::vector<const Field*> columns;
   for (const Field& f : kFields) {
     if (f.column != nullptr) columns.push_back(&f);
@@ -47,19 +49,23 @@ std::string FormatTable(const std::vector<InstanceResult>& results) {
   rows.push_back({"scenario"});
   for (const Field* f : columns) rows[0].push_back(f->column);
   std::string notes;
-  for (const InstanceResult& r : results) {
-    std::vector<std::string> row = {r.instance.name};
+  for (const nlohmann::json& r : results) {
+    const std::string name = ForTerminal(r.value("name", ""));
+    std::vector<std::string> row = {name};
     for (const Field* f : columns) {
-      const auto value = f->get(r);
-      row.push_back(value ? FormatValue(*value, f->unit) : "-");
+      const nlohmann::json section = r.value(SectionName(f->section), nlohmann::json());
+      const bool has =
+          section.is_object() && section.contains(f->key) && section[f->key].is_number();
+      row.push_back(has ? FormatValue(section[f->key].get<double>(), f->unit) : "-");
     }
-    if (r.alloc && !r.alloc->steady) {
+    const nlohmann::json alloc = r.value("alloc", nlohmann::json());
+    if (alloc.is_object() && !alloc.value("steady", true)) {
       row[0] += " *";
-      notes += "  * " + r.instance.name + ": not steady: " + r.alloc->steady_reason + "\n";
+      notes += "  * " + name + ": not steady: " + alloc.value("steady_reason", "") + "\n";
     }
-    if (!r.error.empty()) {
+    if (r.contains("error")) {
       row[0] += " !";
-      notes += "  ! " + r.instance.name + ": error: " + r.error + "\n";
+      notes += "  ! " + name + ": error: " + ForTerminal(r.value("error", "")) + "\n";
     }
     rows.push_back(std::move(row));
   }

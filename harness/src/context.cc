@@ -87,6 +87,9 @@ json BuildContext(const Options& options, const std::vector<Plugin>& plugins, in
       {"time", options.time ? json{{"repetitions", options.time_options.repetitions},
                                    {"min_time_s", options.time_options.min_time_s}}
                             : json(nullptr)},
+      {"isolation", options.isolate ? json{{"mode", "process per instance"},
+                                           {"instance_timeout_s", options.instance_timeout_s}}
+                                    : json{{"mode", "none"}}},
   };
   for (const auto& [key, value] : options.context) {
     std::string pointer = "/" + key;

@@ -1,12 +1,14 @@
 #include "count_pass.h"
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "barrier.h"
 #include "footprint.h"
+#include "text.h"
 
 namespace allocbench {
 namespace {
@@ -45,6 +47,7 @@ class CountRun {
     bool user_paused = false;
     // Whether the owner thread is counting now, for threads it starts (CountThisThread).
     std::atomic<bool> counting{false};
+    bool InLoop() const { return next_boundary > 0 && next_boundary <= kLastBoundary; }
   };
 
   static void SetCounting(ThreadContext* t, bool on) {
@@ -54,7 +57,14 @@ class CountRun {
 
   static int64_t Start(void* ctx) {
     counting::SetMode(Mode::kPaused);
-    return static_cast<ThreadContext*>(ctx)->run->Cross(static_cast<ThreadContext*>(ctx));
+    auto* t = static_cast<ThreadContext*>(ctx);
+    if (t->next_boundary > 0) {  // the body's second (or nested) loop
+      t->run->Fail(
+          "the scenario body runs `for (auto _ : state)` more than once; give it exactly one "
+          "measured loop (split the work into two scenarios)");
+      return 0;
+    }
+    return t->run->Cross(t);
   }
   static int64_t Next(void* ctx) {
     counting::SetMode(Mode::kPaused);  // first: nothing the harness does below is counted
@@ -64,11 +74,13 @@ class CountRun {
   }
   static void Pause(void* ctx) {
     auto* t = static_cast<ThreadContext*>(ctx);
+    if (!t->InLoop()) return t->run->Fail("PauseTiming() outside the measured loop");
     SetCounting(t, false);
     t->user_paused = true;
   }
   static void Resume(void* ctx) {
     auto* t = static_cast<ThreadContext*>(ctx);
+    if (!t->InLoop()) return t->run->Fail("ResumeTiming() outside the measured loop");
     t->user_paused = false;
     SetCounting(t, true);
   }
@@ -80,7 +92,7 @@ class CountRun {
   static void SetCounter(void* ctx, const char* name, double value, const char* unit) {
     const Mode mode = counting::GetMode();
     counting::SetMode(Mode::kPaused);
-    static_cast<ThreadContext*>(ctx)->run->Record(name, value, unit);
+    static_cast<ThreadContext*>(ctx)->run->Record(name, value, unit ? unit : "");
     counting::SetMode(mode);
   }
   static internal::FootprintData Footprint(void*) {
@@ -93,7 +105,7 @@ class CountRun {
   static void Skip(void* ctx, const char* message) {
     const Mode mode = counting::GetMode();
     counting::SetMode(Mode::kPaused);
-    static_cast<ThreadContext*>(ctx)->run->Fail(message);
+    static_cast<ThreadContext*>(ctx)->run->Fail(message ? message : "");
     counting::SetMode(mode);
   }
   static constexpr internal::Host kHost = {&Start,           &Next,       &Pause,    &Resume, &Skip,
@@ -135,7 +147,16 @@ class CountRun {
     barrier_.Abort();
   }
 
+  // Counters reach JSON (no NaN there) and every table: a bad one fails the scenario.
   void Record(const char* name, double value, const char* unit) {
+    if (name == nullptr) return Fail("SetCounter() with a NULL name");
+    if (const std::string problem = PrintableProblem(name); !problem.empty()) {
+      return Fail("SetCounter(\"" + Escaped(name) + "\", ...): the name " + problem);
+    }
+    if (!std::isfinite(value)) {
+      return Fail("SetCounter(\"" + std::string(name) + "\", " + std::to_string(value) +
+                  "): the value is not a finite number");
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     for (Counter& c : counters_) {
       if (c.name == name) {

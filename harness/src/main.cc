@@ -1,10 +1,11 @@
 // allocbench-run: loads scenario plugins, runs the count and time passes of every selected
-// instance, prints the table and writes the results JSON.
+// instance (each in a child process of its own, see isolation.h), prints the table and writes
+// the results JSON.
 #include <allocbench/counting.h>
 #include <limits.h>
 #include <unistd.h>
 
-#include <csignal>
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -12,22 +13,17 @@
 
 #include "console_table.h"
 #include "context.h"
+#include "isolation.h"
+#include "measure.h"
 #include "options.h"
 #include "plugin_loader.h"
-#include "result.h"
 #include "results_json.h"
+#include "signals.h"
+#include "text.h"
 #include "user_error.h"
 
 namespace allocbench {
 namespace {
-
-volatile std::sig_atomic_t g_interrupted = 0;
-
-void OnInterrupt(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
-  std::signal(SIGTERM, SIG_DFL);
-}
 
 // The built-in plugin sits at <prefix>/lib/allocbench/ next to <prefix>/bin/allocbench-run, in
 // the build tree and in an installed tree alike.
@@ -59,26 +55,31 @@ std::vector<Instance> Select(std::vector<Instance> all, const std::string& filte
   return selected;
 }
 
-InstanceResult Measure(const Instance& instance, const Options& options) {
-  InstanceResult r{instance, std::nullopt, std::nullopt, {}, ""};
-  if (options.count) {
-    CountOutcome c = RunCountPass(instance, options.count_options);
-    if (c.error.empty()) {
-      r.alloc = c.metrics;
-      r.counters = c.counters;
+// Measures every instance into `results`, saving FILE.partial after each; false if a SIGINT or
+// SIGTERM stopped it.
+bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
+                const nlohmann::json& context, const std::string& partial,
+                nlohmann::json& results) {
+  const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
+  for (size_t i = 0; i < instances.size(); ++i) {
+    if (Interrupted()) return false;
+    if (!options.quiet) {
+      std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, instances.size(), instances[i].name.c_str());
+    }
+    if (options.isolate) {
+      bool interrupted = false;
+      nlohmann::json result = MeasureIsolated(instances[i], options, allocator, &interrupted);
+      if (interrupted) return false;
+      results.push_back(std::move(result));
     } else {
-      r.error = "count pass: " + c.error;
+      results.push_back(ResultToJson(Measure(instances[i], options), allocator));
+    }
+    // Everything measured so far survives a crash or a kill of the run itself.
+    if (!partial.empty()) {
+      WriteFileAtomically(partial, Dump(ResultsDocument(context, results, false), 2) + "\n");
     }
   }
-  if (options.time && r.error.empty()) {
-    TimeOutcome t = RunTimePass(instance, options.time_options);
-    if (t.error.empty()) {
-      r.time = t.metrics;
-    } else {
-      r.error = "time pass: " + t.error;
-    }
-  }
-  return r;
+  return !Interrupted();
 }
 
 int Run(int argc, const char* const* argv) {
@@ -89,10 +90,14 @@ int Run(int argc, const char* const* argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  InstallInterruptHandlers();
   std::vector<std::string> paths = options.plugins;
   if (paths.empty()) paths.push_back(BuiltinPluginPath());
   std::vector<Plugin> plugins;
-  for (const std::string& path : paths) plugins.push_back(LoadPlugin(path));
+  for (const std::string& path : paths) {
+    if (options.isolate) ProbePlugin(path, options.instance_timeout_s);
+    plugins.push_back(LoadPlugin(path));
+  }
   const std::vector<Instance> instances = Select(ExpandInstances(plugins), options.filter);
   if (options.list) {
     for (const Instance& inst : instances) std::printf("%s\n", inst.name.c_str());
@@ -105,37 +110,26 @@ int Run(int argc, const char* const* argv) {
     CheckWritable(partial);
   }
   const nlohmann::json context = BuildContext(options, plugins, argc, argv);
-  std::signal(SIGINT, OnInterrupt);
-  std::signal(SIGTERM, OnInterrupt);
   if (options.time) InitializeTimePass(argv[0]);
 
-  std::vector<InstanceResult> results;
-  int failed = 0;
-  for (size_t i = 0; i < instances.size() && !g_interrupted; ++i) {
-    if (!options.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, instances.size(), instances[i].name.c_str());
-    }
-    results.push_back(Measure(instances[i], options));
-    if (!results.back().error.empty()) ++failed;
-    // Everything measured so far survives a crash or Ctrl-C in the next scenario.
-    if (!partial.empty()) {
-      WriteFileAtomically(partial, ResultsDocument(context, results, false).dump(2) + "\n");
-    }
-  }
-  if (g_interrupted) {
-    std::fprintf(stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n",
-                 results.size(), instances.size(),
-                 partial.empty() ? "" : ("; results so far are in " + partial).c_str());
+  nlohmann::json results = nlohmann::json::array();
+  if (!MeasureAll(instances, options, context, partial, results)) {
+    std::fprintf(
+        stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
+        instances.size(),
+        partial.empty() || results.empty() ? "" : ("; results so far are in " + partial).c_str());
     return 130;
   }
   if (!options.quiet) std::fputs(FormatTable(results).c_str(), stdout);
   if (!options.out.empty()) {
-    WriteFileAtomically(options.out, ResultsDocument(context, results, true).dump(2) + "\n");
+    WriteFileAtomically(options.out, Dump(ResultsDocument(context, results, true), 2) + "\n");
     unlink(partial.c_str());
   }
+  const auto failed = std::count_if(results.begin(), results.end(),
+                                    [](const nlohmann::json& r) { return r.contains("error"); });
   if (failed > 0) {
-    std::fprintf(stderr, "allocbench-run: %d scenario instance(s) failed; see the notes above\n",
-                 failed);
+    std::fprintf(stderr, "allocbench-run: %ld scenario instance(s) failed; see the notes above\n",
+                 static_cast<long>(failed));
     return 1;
   }
   return 0;
@@ -148,7 +142,11 @@ int main(int argc, char** argv) {
   try {
     return allocbench::Run(argc, argv);
   } catch (const allocbench::UserError& e) {
-    std::fprintf(stderr, "allocbench-run: error: %s\n", e.what());
+    if (allocbench::Interrupted()) {
+      std::fprintf(stderr, "allocbench-run: interrupted\n");
+      return 130;
+    }
+    std::fprintf(stderr, "allocbench-run: error: %s\n", allocbench::ForTerminal(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "allocbench-run: internal error: %s\n", e.what());

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "user_error.h"
@@ -22,12 +23,21 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
   --min-time SECONDS   minimum time of one repetition [0.05]
   --no-count           skip the count pass
   --no-time            skip the time pass
+  --instance-timeout SECONDS
+                       an instance still running after this long (both passes) is killed and
+                       recorded as failed [600]
+  --no-isolation       measure every instance in this process, not one child process each: a
+                       crash then ends the run and --instance-timeout does not apply (for gdb)
   --context KEY=VALUE  add KEY (dotted path, e.g. revision.sha) to the results' context
   --quiet              do not print the table
   --help               show this help
 
-Exit codes: 0 all scenarios ran, 1 a scenario failed (see "error" in the results),
-2 bad input or usage, 130 interrupted (results so far are kept in FILE.partial).
+An instance that crashes, aborts, throws, exits or times out is recorded as failed with the
+reason (in its child process), and the others are still measured.
+
+Exit codes: 0 every instance measured, 1 an instance failed (see "error" in the results, the
+rest are measured), 2 bad input or usage, 3 internal error, 130 interrupted by SIGINT or SIGTERM
+(results so far are kept in FILE.partial).
 )";
 
 namespace {
@@ -46,8 +56,8 @@ double ParseSeconds(const std::string& flag, const std::string& text) {
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno != 0 || !(value > 0)) {
-    throw UserError(flag + " expects a number of seconds > 0, not '" + text + "'");
+  if (text.empty() || *end != '\0' || errno != 0 || !(value > 0) || !std::isfinite(value)) {
+    throw UserError(flag + " expects a finite number of seconds > 0, not '" + text + "'");
   }
   return value;
 }
@@ -88,6 +98,11 @@ Options ParseOptions(int argc, const char* const* argv) {
       o.time_options.repetitions = static_cast<int>(ParsePositive(flag, take()));
     } else if (flag == "--min-time") {
       o.time_options.min_time_s = ParseSeconds(flag, take());
+    } else if (flag == "--instance-timeout") {
+      o.instance_timeout_s = ParseSeconds(flag, take());
+    } else if (flag == "--no-isolation") {
+      no_value();
+      o.isolate = false;
     } else if (flag == "--context") {
       const std::string kv = take();
       const size_t eq = kv.find('=');

@@ -20,6 +20,8 @@ struct Options {
   bool quiet = false;
   bool count = true;
   bool time = true;
+  bool isolate = true;              // each instance in a child process (see isolation.h)
+  double instance_timeout_s = 600;  // per instance, both passes; isolated runs only
   CountOptions count_options;
   TimeOptions time_options;
   std::vector<std::pair<std::string, std::string>> context;  // --context key.path=value

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "text.h"
 #include "user_error.h"
 
 namespace allocbench {
@@ -15,7 +16,62 @@ namespace {
 using ApiVersionFn = int (*)();
 using DescribeFn = const void* (*)();
 
-std::string Quoted(const std::string& path) { return "'" + path + "'"; }
+std::string Quoted(const std::string& path) { return "'" + Escaped(path) + "'"; }
+
+const char* Or(const char* text, const char* fallback) { return text ? text : fallback; }
+
+// Limits no real plugin comes near; beyond them the description is garbage.
+constexpr int32_t kMaxScenarios = 1 << 20;
+constexpr int32_t kMaxArgs = 1 << 10;
+constexpr int32_t kMaxThreads = 1 << 16;
+
+// What is wrong with a description read from a plugin, or "" (scenario.h always writes a valid
+// one; a plugin that defines the entry points by hand may not).
+std::string Broken(const internal::PluginDesc& desc) {
+  if (desc.num_scenarios < 0 || desc.num_scenarios > kMaxScenarios) {
+    return "num_scenarios is " + std::to_string(desc.num_scenarios);
+  }
+  if (desc.num_scenarios > 0 && desc.scenarios == nullptr) return "scenarios is NULL";
+  for (int32_t s = 0; s < desc.num_scenarios; ++s) {
+    const internal::ScenarioDesc& d = desc.scenarios[s];
+    const std::string where = "scenario " + std::to_string(s) + ": ";
+    if (d.name == nullptr) return where + "name is NULL";
+    if (d.function == nullptr) return where + "function is NULL";
+    if (d.num_arg_sets < 0 || d.num_arg_sets > kMaxScenarios || d.num_args < 0 ||
+        d.num_args > kMaxArgs) {
+      return where + "num_arg_sets or num_args is out of range";
+    }
+    if (d.num_arg_sets > 0 && d.num_args > 0 && d.args == nullptr) return where + "args is NULL";
+    for (int32_t i = 0; d.arg_names != nullptr && i < d.num_args; ++i) {
+      if (d.arg_names[i] == nullptr) return where + "arg_names[" + std::to_string(i) + "] is NULL";
+    }
+    if (d.num_threads < 0 || d.num_threads > kMaxArgs) {
+      return where + "num_threads is " + std::to_string(d.num_threads);
+    }
+    if (d.num_threads > 0 && d.threads == nullptr) return where + "threads is NULL";
+    for (int32_t t = 0; t < d.num_threads; ++t) {
+      if (d.threads[t] < 1 || d.threads[t] > kMaxThreads) {
+        return where + "a thread count is " + std::to_string(d.threads[t]);
+      }
+    }
+    if (d.count_warmup < 0 || d.count_ops < 0 || (d.count_ops > 0) != (d.count_warmup > 0)) {
+      return where + "count_warmup and count_ops must both be 0 or both at least 1";
+    }
+  }
+  return "";
+}
+
+// Names reach JSON, terminals and markdown: an instance whose name is not printable UTF-8 is
+// kept under an escaped name and refused, so the run goes on and says why.
+void CheckName(Instance& inst) {
+  std::string problem = PrintableProblem(inst.name);
+  if (problem.empty()) return;
+  inst.name = Escaped(inst.name);
+  inst.scenario = Escaped(inst.scenario);
+  for (auto& [key, value] : inst.args) key = Escaped(key);
+  inst.refusal = "not run: its name (shown escaped) " + problem +
+                 "; give the scenario a printable Name() and ArgNames()";
+}
 
 }  // namespace
 
@@ -56,11 +112,20 @@ Plugin LoadPlugin(const std::string& path) {
   char resolved[PATH_MAX];
   plugin.path = realpath(path.c_str(), resolved) != nullptr ? resolved : path;
   plugin.desc = static_cast<const internal::PluginDesc*>(describe_fn());
-  if (plugin.desc->error != nullptr) {
-    throw UserError("--plugin " + Quoted(path) + ": " + plugin.desc->error);
+  if (plugin.desc == nullptr) {
+    throw UserError("--plugin " + Quoted(path) +
+                    ": allocbench_plugin_describe() returned NULL; build the plugin from sources "
+                    "that include <allocbench/scenario.h> instead of defining it yourself");
   }
-  plugin.compiler = plugin.desc->compiler;
-  plugin.build_flags = plugin.desc->build_flags;
+  if (plugin.desc->error != nullptr) {
+    throw UserError("--plugin " + Quoted(path) + ": " + ValidUtf8(plugin.desc->error));
+  }
+  if (const std::string broken = Broken(*plugin.desc); !broken.empty()) {
+    throw UserError("--plugin " + Quoted(path) + ": its description is broken (" + broken +
+                    "); rebuild it against this allocbench's <allocbench/scenario.h>");
+  }
+  plugin.compiler = ValidUtf8(Or(plugin.desc->compiler, "unknown"));
+  plugin.build_flags = ValidUtf8(Or(plugin.desc->build_flags, "unknown"));
   return plugin;
 }
 
@@ -91,6 +156,7 @@ std::vector<Instance> ExpandInstances(const std::vector<Plugin>& plugins) {
             inst.arg_values.push_back(value);
           }
           if (d.num_threads != 0) inst.name += "/threads:" + std::to_string(inst.threads);
+          CheckName(inst);
           auto [it, fresh] = seen.emplace(inst.name, plugin.path);
           if (!fresh) {
             throw UserError("scenario instance '" + inst.name + "' is registered twice (in " +

@@ -29,6 +29,7 @@ struct Instance {
   std::string plugin;        // path of the plugin it came from
   int64_t count_warmup = 0;  // the scenario's CountOps(), 0: allocbench-run's options
   int64_t count_ops = 0;
+  std::string refusal;  // non-empty: not run, recorded as failed with this reason
 };
 
 // Throws UserError naming the file and the fix: missing file, not a shared library, not an
@@ -36,7 +37,8 @@ struct Instance {
 // Plugins stay loaded for the life of the process.
 Plugin LoadPlugin(const std::string& path);
 
-// Throws UserError if two instances get the same name.
+// Throws UserError if two instances get the same name. An instance whose name is not printable
+// UTF-8 keeps an escaped name (text.h) and a refusal.
 std::vector<Instance> ExpandInstances(const std::vector<Plugin>& plugins);
 
 }  // namespace allocbench

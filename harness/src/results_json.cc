@@ -45,6 +45,23 @@ std::string TempPathFor(const std::string& path) {
                   "); choose a writable --out path");
 }
 
+// A rename would replace whatever `path` is: only a regular file (or nothing) may be there.
+void CheckRegularOrAbsent(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return;
+  const char* what = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : nullptr;
+  if (what != nullptr) {
+    throw UserError("cannot write '" + path + "': it is " + what +
+                    ", and allocbench-run writes only regular files; choose another --out path");
+  }
+}
+
 }  // namespace
 
 json ResultToJson(const InstanceResult& r, const std::string& allocator) {
@@ -84,8 +101,7 @@ json ResultToJson(const InstanceResult& r, const std::string& allocator) {
   return out;
 }
 
-json ResultsDocument(const json& context, const std::vector<InstanceResult>& results,
-                     bool complete) {
+json ResultsDocument(const json& context, const json& results, bool complete) {
   json fields = json::array();
   for (const Field& f : kFields) {
     fields.push_back({{"key", f.key},
@@ -95,19 +111,23 @@ json ResultsDocument(const json& context, const std::vector<InstanceResult>& res
                       {"column", f.column ? json(f.column) : json(nullptr)},
                       {"help", f.help}});
   }
-  const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
-  json list = json::array();
-  for (const InstanceResult& r : results) list.push_back(ResultToJson(r, allocator));
   return {{"schema_version", kResultsSchemaVersion},
           {"complete", complete},
           {"context", context},
           {"fields", std::move(fields)},
-          {"results", std::move(list)}};
+          {"results", results}};
+}
+
+std::string Dump(const json& value, int indent) {
+  // Text from plugins is made valid UTF-8 where it enters; `replace` is the last line of defence.
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& content) {
+  CheckRegularOrAbsent(path);
   const std::string temp = TempPathFor(path);
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_EXCL | O_NOFOLLOW: a file or link planted at the temporary name is never written through.
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) FailWrite(path, "create", errno);
   size_t done = 0;
   while (done < content.size()) {
@@ -134,10 +154,9 @@ void WriteFileAtomically(const std::string& path, const std::string& content) {
 }
 
 void CheckWritable(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) FailWrite(path, "open", EISDIR);
+  CheckRegularOrAbsent(path);
   const std::string temp = TempPathFor(path);
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) FailWrite(path, "create", errno);
   close(fd);
   unlink(temp.c_str());

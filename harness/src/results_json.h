@@ -24,11 +24,16 @@ inline constexpr int kResultsSchemaVersion = 1;
 
 nlohmann::json ResultToJson(const InstanceResult& result, const std::string& allocator);
 
-nlohmann::json ResultsDocument(const nlohmann::json& context,
-                               const std::vector<InstanceResult>& results, bool complete);
+// `results`: a JSON array of ResultToJson() entries.
+nlohmann::json ResultsDocument(const nlohmann::json& context, const nlohmann::json& results,
+                               bool complete);
+
+// JSON text, with any invalid UTF-8 replaced (it never throws for text).
+std::string Dump(const nlohmann::json& value, int indent = -1);
 
 // Writes `content` to `path` through a temporary file in the same folder and a rename, so
-// `path` holds either its old content or all of the new. Throws UserError.
+// `path` holds either its old content or all of the new. Only a regular file is ever replaced:
+// a symlink, FIFO, device or directory at `path` is a UserError, as is any failure.
 void WriteFileAtomically(const std::string& path, const std::string& content);
 
 // Throws UserError, naming the path and the reason, if `path` cannot be written.

@@ -14,22 +14,54 @@ namespace {
 // Our loop drives Google Benchmark through KeepRunningBatch: the first call starts the timer
 // and grants all max_iterations at once, the second stops it. The body's own loop then counts
 // down exactly as it does in the count pass.
+// Google Benchmark CHECK-fails (aborts) on a second loop or on pausing outside the loop; the
+// context catches those uses first and turns them into the scenario's error.
 struct TimeContext {
   benchmark::State* state;
+  bool started = false;
+  bool finished = false;
 };
 
+void Misuse(TimeContext* t, const char* what) {
+  if (!t->state->error_occurred()) t->state->SkipWithError(what);
+}
+
 int64_t Start(void* ctx) {
-  benchmark::State& st = *static_cast<TimeContext*>(ctx)->state;
-  return st.KeepRunningBatch(st.max_iterations) ? st.max_iterations : 0;
+  auto* t = static_cast<TimeContext*>(ctx);
+  if (t->started) {
+    Misuse(t, "the scenario body runs `for (auto _ : state)` more than once");
+    return 0;
+  }
+  t->started = true;
+  benchmark::State& st = *t->state;
+  if (st.KeepRunningBatch(st.max_iterations)) return st.max_iterations;
+  t->finished = true;
+  return 0;
 }
 int64_t Next(void* ctx) {
-  benchmark::State& st = *static_cast<TimeContext*>(ctx)->state;
-  return st.KeepRunningBatch(st.max_iterations) ? st.max_iterations : 0;
+  auto* t = static_cast<TimeContext*>(ctx);
+  benchmark::State& st = *t->state;
+  if (st.KeepRunningBatch(st.max_iterations)) return st.max_iterations;
+  t->finished = true;
+  return 0;
 }
-void Pause(void* ctx) { static_cast<TimeContext*>(ctx)->state->PauseTiming(); }
-void Resume(void* ctx) { static_cast<TimeContext*>(ctx)->state->ResumeTiming(); }
+void Pause(void* ctx) {
+  auto* t = static_cast<TimeContext*>(ctx);
+  if (!t->started || t->finished || t->state->error_occurred()) {
+    return Misuse(t, "PauseTiming() outside the measured loop");
+  }
+  t->state->PauseTiming();
+}
+void Resume(void* ctx) {
+  auto* t = static_cast<TimeContext*>(ctx);
+  if (!t->started || t->finished || t->state->error_occurred()) {
+    return Misuse(t, "ResumeTiming() outside the measured loop");
+  }
+  t->state->ResumeTiming();
+}
 void Skip(void* ctx, const char* message) {
-  static_cast<TimeContext*>(ctx)->state->SkipWithError(message);
+  benchmark::State& st = *static_cast<TimeContext*>(ctx)->state;
+  if (!st.error_occurred()) st.SkipWithError(message ? message : "SkipWithError() with no message");
 }
 // Counting is off in the time pass: adopting threads and counters have nothing to do.
 void CountThisThread(void*) {}

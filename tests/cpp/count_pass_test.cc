@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <thread>
 
 namespace allocbench {
@@ -149,6 +150,66 @@ TEST_F(CountPass, LeavingTheLoopEarlyIsAnError) {
   };
   EXPECT_NE(RunCountPass(Make(body), {}).error.find("left its measured loop early"),
             std::string::npos);
+}
+
+// Misuse of the scenario API is the scenario's recorded error, never a crash of the harness.
+TEST_F(CountPass, MisuseIsAnErrorNotACrash) {
+  const std::pair<Function, std::string> cases[] = {
+      {[](State& state) {
+         for (auto _ : state) SimulatedAlloc(8);
+         for (auto _ : state) SimulatedAlloc(8);
+       },
+       "the scenario body runs `for (auto _ : state)` more than once; give it exactly one "
+       "measured loop (split the work into two scenarios)"},
+      {[](State& state) {
+         for (auto _ : state) {
+           for (auto _ : state) SimulatedAlloc(8);  // nested
+         }
+       },
+       "the scenario body runs `for (auto _ : state)` more than once; give it exactly one "
+       "measured loop (split the work into two scenarios)"},
+      {[](State& state) {
+         state.SkipWithError(nullptr);
+         for (auto _ : state) {
+         }
+       },
+       "SkipWithError() with no message"},
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         state.SetCounter(nullptr, 1);
+       },
+       "SetCounter() with a NULL name"},
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         state.SetCounter("ratio", std::numeric_limits<double>::quiet_NaN());
+       },
+       "SetCounter(\"ratio\", nan): the value is not a finite number"},
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         state.SetCounter("a\nb", 1);
+       },
+       "SetCounter(\"a\\x0ab\", ...): the name has a control character"},
+      {[](State& state) {
+         state.ResumeTiming();
+         for (auto _ : state) {
+         }
+       },
+       "ResumeTiming() outside the measured loop"},
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         state.PauseTiming();
+       },
+       "PauseTiming() outside the measured loop"},
+  };
+  for (const auto& [body, error] : cases) {
+    for (int threads : {1, 3}) {
+      EXPECT_EQ(RunCountPass(Make(body, threads), {10, 10}).error, error) << threads;
+    }
+  }
 }
 
 TEST_F(CountPass, RangeOutOfBoundsIsAnErrorNotACrash) {

@@ -29,6 +29,11 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.count_options.warmup, 1000);
   EXPECT_EQ(o.count_options.ops, 1000);
   EXPECT_EQ(o.time_options.repetitions, 5);
+  EXPECT_TRUE(o.isolate);
+  EXPECT_EQ(o.instance_timeout_s, 600);
+  const Options set = Parse({"--instance-timeout", "2.5", "--no-isolation"});
+  EXPECT_EQ(set.instance_timeout_s, 2.5);
+  EXPECT_FALSE(set.isolate);
 }
 
 TEST(Options, BothSpellingsOfValues) {
@@ -54,7 +59,13 @@ TEST(Options, Errors) {
   EXPECT_EQ(ParseError({"--count-ops", "12x"}),
             "--count-ops expects a whole number >= 1, not '12x'");
   EXPECT_EQ(ParseError({"--min-time", "-1"}),
-            "--min-time expects a number of seconds > 0, not '-1'");
+            "--min-time expects a finite number of seconds > 0, not '-1'");
+  for (const char* bad : {"inf", "nan", "0", "1e999"}) {
+    EXPECT_EQ(ParseError({"--instance-timeout", bad}),
+              std::string("--instance-timeout expects a finite number of seconds > 0, not '") +
+                  bad + "'");
+  }
+  EXPECT_EQ(ParseError({"--no-isolation=1"}), "--no-isolation takes no value (see --help)");
   EXPECT_EQ(ParseError({"--out"}), "--out needs a value (see --help)");
   EXPECT_EQ(ParseError({"--list=yes"}), "--list takes no value (see --help)");
   EXPECT_EQ(ParseError({"--context", "novalue"}), "--context expects KEY=VALUE, not 'novalue'");

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "user_error.h"
 
 namespace allocbench {
@@ -69,6 +71,34 @@ TEST(PluginLoader, AnotherApiVersionNamesBothVersions) {
             "--plugin '" + kDir +
                 "/api_mismatch.so': built against scenario API v999, but this allocbench-run "
                 "speaks v1; rebuild the plugin against this allocbench");
+}
+
+TEST(PluginLoader, ABrokenDescriptionIsRefusedNotFollowed) {
+  EXPECT_EQ(LoadError(kDir + "/null_describe.so"),
+            "--plugin '" + kDir +
+                "/null_describe.so': allocbench_plugin_describe() returned NULL; build the plugin "
+                "from sources that include <allocbench/scenario.h> instead of defining it "
+                "yourself");
+  EXPECT_EQ(LoadError(kDir + "/broken_describe.so"),
+            "--plugin '" + kDir +
+                "/broken_describe.so': its description is broken (scenario 0: name is NULL); "
+                "rebuild it against this allocbench's <allocbench/scenario.h>");
+}
+
+// Names reach JSON and terminals: one that is not printable UTF-8 is kept escaped and refused,
+// and the plugin's other instances are still there to run.
+TEST(PluginLoader, AnUnprintableNameIsRefusedAloneAndShownEscaped) {
+  const std::vector<Instance> all = ExpandInstances({LoadPlugin(kDir + "/faults.so")});
+  std::map<std::string, std::string> refusals;
+  for (const Instance& inst : all) refusals[inst.name] = inst.refusal;
+  EXPECT_EQ(refusals.at("misuse/control_name/\\x0a\\x1b[31mred"),
+            "not run: its name (shown escaped) has a control character; give the scenario a "
+            "printable Name() and ArgNames()");
+  EXPECT_EQ(refusals.at("misuse/invalid_utf8_name/\\xff\\xfe"),
+            "not run: its name (shown escaped) is not valid UTF-8; give the scenario a "
+            "printable Name() and ArgNames()");
+  EXPECT_EQ(refusals.at("good/before"), "");
+  EXPECT_EQ(refusals.at("good/after"), "");
 }
 
 TEST(PluginLoader, ADirectoryIsRefused) {

@@ -1,5 +1,6 @@
 // The results document, its atomic writing, and the console table: all driven by fields.h.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,7 +42,7 @@ InstanceResult Sample() {
 
 TEST(ResultsJson, DocumentCarriesSchemaFieldsAndEveryMetric) {
   const json context = {{"allocator", {{"name", "glibc"}}}};
-  const json doc = ResultsDocument(context, {Sample()}, true);
+  const json doc = ResultsDocument(context, json::array({ResultToJson(Sample(), "glibc")}), true);
   EXPECT_EQ(doc["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(doc["complete"], true);
   ASSERT_EQ(doc["fields"].size(), std::size(kFields));
@@ -105,6 +106,42 @@ TEST(ResultsJson, UnwritablePathsAreUserErrors) {
   }
 }
 
+// A rename replaces whatever is at the path: a link, a FIFO or a device must be refused instead.
+TEST(ResultsJson, OnlyRegularFilesAreEverReplaced) {
+  const std::string dir =
+      ::testing::TempDir() + "/allocbench_out_kinds_" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string target = dir + "/target.json";
+  WriteFileAtomically(target, "keep");
+  ASSERT_EQ(symlink(target.c_str(), (dir + "/link.json").c_str()), 0);
+  ASSERT_EQ(mkfifo((dir + "/fifo.json").c_str(), 0644), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {"link.json", "a symbolic link"}, {"fifo.json", "a FIFO"}, {"", "a directory"}};
+  for (const auto& [name, kind] : cases) {
+    const std::string path = dir + "/" + name;
+    for (auto write : {+[](const std::string& p) { WriteFileAtomically(p, "new"); },
+                       +[](const std::string& p) { CheckWritable(p); }}) {
+      try {
+        write(path);
+        ADD_FAILURE() << "expected a UserError for " << path;
+      } catch (const UserError& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot write '" + path + "': it is " + kind +
+                                             ", and allocbench-run writes only regular files; "
+                                             "choose another --out path");
+      }
+    }
+  }
+  struct stat st;
+  ASSERT_EQ(lstat((dir + "/link.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ASSERT_EQ(lstat((dir + "/fifo.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  std::ifstream in(target);
+  std::stringstream content;
+  content << in.rdbuf();
+  EXPECT_EQ(content.str(), "keep");
+}
+
 TEST(ConsoleTable, ColumnsComeFromTheFieldList) {
   InstanceResult unsteady = Sample();
   unsteady.instance.name = "grows";
@@ -115,7 +152,9 @@ TEST(ConsoleTable, ColumnsComeFromTheFieldList) {
   failed.alloc.reset();
   failed.time.reset();
   failed.error = "count pass: boom";
-  const std::string table = FormatTable({Sample(), unsteady, failed});
+  const std::string table =
+      FormatTable(json::array({ResultToJson(Sample(), "glibc"), ResultToJson(unsteady, "glibc"),
+                               ResultToJson(failed, "glibc")}));
   EXPECT_EQ(table,
             "scenario                         B/op  allocs/op  ns/op     cv       ops/s\n"
             "--------------------------------------------------------------------------\n"
@@ -124,6 +163,20 @@ TEST(ConsoleTable, ColumnsComeFromTheFieldList) {
             "broken !                            -          -      -      -           -\n"
             "  * grows: not steady: amortized growth: ...\n"
             "  ! broken: error: count pass: boom\n");
+}
+
+TEST(ConsoleTable, NamesAndErrorsCannotDriveTheTerminal) {
+  InstanceResult failed = Sample();
+  failed.instance.name = "a\x1b[2Jb";
+  failed.alloc.reset();
+  failed.time.reset();
+  failed.error = "count pass: line one\nline two\x07";
+  const std::string table = FormatTable(json::array({ResultToJson(failed, "glibc")}));
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_EQ(table.find('\x07'), std::string::npos) << table;
+  EXPECT_NE(table.find("  ! a\\x1b[2Jb: error: count pass: line one\nline two\\x07\n"),
+            std::string::npos)
+      << table;
 }
 
 TEST(ConsoleTable, Values) {

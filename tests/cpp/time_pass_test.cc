@@ -66,6 +66,49 @@ TEST_F(TimePass, ErrorsAreRecorded) {
   EXPECT_EQ(RunTimePass(Make(body), {2, 0.001}).error, "no subject");
 }
 
+// Google Benchmark aborts on each of these; the time pass makes them the scenario's error.
+TEST_F(TimePass, MisuseIsAnErrorNotAnAbort) {
+  const std::pair<Function, std::string> cases[] = {
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         for (auto _ : state) {
+         }
+       },
+       "the scenario body runs `for (auto _ : state)` more than once"},
+      {[](State& state) {
+         for (auto _ : state) {
+           for (auto _ : state) {
+           }
+         }
+       },
+       "the scenario body runs `for (auto _ : state)` more than once"},
+      {[](State& state) {
+         state.SkipWithError(nullptr);
+         for (auto _ : state) {
+         }
+       },
+       "SkipWithError() with no message"},
+      {[](State& state) {
+         state.PauseTiming();
+         for (auto _ : state) {
+         }
+       },
+       "PauseTiming() outside the measured loop"},
+      {[](State& state) {
+         for (auto _ : state) {
+         }
+         state.ResumeTiming();
+       },
+       "ResumeTiming() outside the measured loop"},
+  };
+  for (const auto& [body, error] : cases) {
+    for (int threads : {1, 2}) {
+      EXPECT_EQ(RunTimePass(Make(body, threads), {1, 0.001}).error, error) << threads;
+    }
+  }
+}
+
 TEST_F(TimePass, ALoopLeftEarlyIsAnErrorNotAnAbort) {
   const auto body = [](State& state) {
     for (auto _ : state) break;

@@ -69,15 +69,31 @@ def test_a_failing_scenario_is_recorded_and_exits_1(runner, ground_truth, tmp_pa
     assert by_name["ground_truth/mixed"]["alloc"]["bytes_per_op"] == 206
 
 
-def test_a_crash_keeps_what_was_measured(runner, ground_truth, tmp_path):
+def test_a_crash_is_a_failed_instance_and_the_run_goes_on(runner, ground_truth, tmp_path):
     out = tmp_path / "r.json"
     env = dict(os.environ, ALLOCBENCH_TEST_CRASH="1")
     done = run_runner(runner, "--plugin", str(ground_truth), "--filter",
-                      "mixed|crash_on_request", "--no-time", "--out", str(out), env=env)
-    assert done.returncode < 0 or done.returncode >= 128  # killed by SIGABRT
+                      "mixed|crash_on_request|sized", "--no-time", "--out", str(out), env=env)
+    assert done.returncode == 1, done.stderr
+    by_name = {r["name"]: r for r in results.load(out)["results"]}
+    assert by_name["ground_truth/crash_on_request"]["error"] == \
+        "count pass: crashed with SIGABRT (Aborted)"
+    assert by_name["ground_truth/mixed"]["alloc"]["bytes_per_op"] == 206
+    assert by_name["ground_truth/sized/bytes:96"]["alloc"]["bytes_per_op"] == 96
+
+
+def test_without_isolation_a_crash_still_keeps_what_was_measured(runner, ground_truth,
+                                                                 tmp_path):
+    out = tmp_path / "r.json"
+    env = dict(os.environ, ALLOCBENCH_TEST_CRASH="1")
+    done = run_runner(runner, "--plugin", str(ground_truth), "--filter",
+                      "mixed|crash_on_request", "--no-time", "--no-isolation", "--out", str(out),
+                      env=env)
+    assert done.returncode == -signal.SIGABRT
     assert not out.exists()
     partial = results.load(Path(str(out) + ".partial"))
     assert partial["complete"] is False
+    assert partial["context"]["isolation"] == {"mode": "none"}
     assert [r["name"] for r in partial["results"]] == ["ground_truth/mixed"]
     assert partial["results"][0]["alloc"]["bytes_per_op"] == 206
 

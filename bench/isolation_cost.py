@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""What fault isolation costs: allocbench-run on the built-in plugin with one child process per
+instance (the default) and with --no-isolation, interleaved run by run so that machine drift
+hits both alike; prints the median wall time of each and their ratio.
+
+usage: bench/isolation_cost.py [--rounds N] [--time] [BUILD_DIR]   (default: 5 rounds, count
+                                                                    pass only, build/release)
+
+The count pass alone shows the fixed cost best (a fork, a pipe and a fresh heap per instance);
+--time adds the time pass (5 repetitions of at least 0.05 s per instance), where the cost
+disappears in the measuring itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def wall(command: list[str]) -> float:
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--time", action="store_true", help="with the time pass")
+    parser.add_argument("build", nargs="?", type=Path, default=ROOT / "build" / "release")
+    args = parser.parse_args()
+    runner = args.build / "bin" / "allocbench-run"
+    with tempfile.TemporaryDirectory() as scratch:
+        base = [str(runner), "--quiet", "--out", str(Path(scratch) / "r.json")]
+        if not args.time:
+            base.append("--no-time")
+        modes = {"isolated (default)": base, "--no-isolation": [*base, "--no-isolation"]}
+        seconds: dict[str, list[float]] = {mode: [] for mode in modes}
+        for _ in range(args.rounds):
+            for mode, command in modes.items():
+                seconds[mode].append(wall(command))
+    instances = subprocess.run([str(runner), "--list"], capture_output=True,
+                               text=True).stdout.count("\n")
+    plain = statistics.median(seconds["--no-isolation"])
+    print(f"built-in plugin, {instances} instances, {'count and time passes' if args.time else 'count pass only'}, "
+          f"{args.rounds} rounds interleaved:")
+    print("| mode | median wall time | range | vs --no-isolation |")
+    print("|---|---:|---:|---:|")
+    for mode, values in seconds.items():
+        median = statistics.median(values)
+        print(f"| {mode} | {median:.2f} s | {min(values):.2f}–{max(values):.2f} s | "
+              f"{median / plain:.3f}× |")
+    overhead = statistics.median(seconds["isolated (default)"]) - plain
+    print(f"per instance: {1000 * overhead / instances:+.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+// Running a piece of allocbench-run in a child process that may crash, hang, throw or exit
+// without taking the run with it.
+//
+// The child is forked (not exec'd: it inherits the loaded plugins and Google Benchmark's set-up),
+// gets its own process group so that a time-out kills everything it started, and dies with the
+// parent (PR_SET_PDEATHSIG). It talks to the parent in lines on a pipe: one kind letter, a
+// space, the text (which must not contain a newline; JSON dumped without indentation never
+// does). The parent never blocks for longer than a poll slice, so a time-out or a SIGINT is
+// acted on at once.
+#ifndef ALLOCBENCH_HARNESS_CHILD_PROCESS_H_
+#define ALLOCBENCH_HARNESS_CHILD_PROCESS_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace allocbench {
+
+struct ChildReport {
+  enum class End {
+    kExited,       // exit status in `status` (the body's normal end is 0)
+    kSignaled,     // the signal in `status`
+    kTimedOut,     // killed by us after the time limit
+    kInterrupted,  // killed by us because allocbench-run got SIGINT or SIGTERM
+  };
+  End end = End::kExited;
+  int status = 0;
+  std::vector<std::pair<char, std::string>> messages;  // in the order sent
+
+  // The text of the last message of `kind`, or "" if none came.
+  std::string Last(char kind) const;
+  bool Got(char kind) const;
+};
+
+// Runs `body(fd)` in a child; the child exits with status 0 when the body returns. Waits at most
+// `timeout_s` seconds (<= 0: no limit).
+// REQUIRES: the calling process has no other threads (fork copies only the caller).
+ChildReport RunInChild(const std::function<void(int fd)>& body, double timeout_s);
+
+// Child side: sends one message. Never allocates, so it may run in a terminate handler.
+void SendToParent(int fd, char kind, const char* text, size_t length);
+void SendToParent(int fd, char kind, const std::string& text);
+
+}  // namespace allocbench
+
+#endif  // ALLOCBENCH_HARNESS_CHILD_PROCESS_H_

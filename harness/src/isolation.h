@@ -1,0 +1,28 @@
+// Fault isolation: every instance is measured in a child process of its own, so one that
+// crashes, aborts, throws, exits or hangs is a failed instance with its reason and every other
+// instance is still measured (DESIGN.md, "Faults"). Plugins are first loaded in a throw-away
+// child too, so a plugin that crashes while loading (a truncated file, a static constructor that
+// faults) is refused with a message instead of ending the run.
+#ifndef ALLOCBENCH_HARNESS_ISOLATION_H_
+#define ALLOCBENCH_HARNESS_ISOLATION_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "options.h"
+#include "plugin_loader.h"
+
+namespace allocbench {
+
+// The instance's entry of the results (see results_json.h), from a child process; a fault is
+// its `error` ("count pass: crashed with SIGSEGV (Segmentation fault)"), with what an earlier
+// pass measured kept. Sets *interrupted (and returns null) when a SIGINT or SIGTERM stopped it.
+nlohmann::json MeasureIsolated(const Instance& instance, const Options& options,
+                               const std::string& allocator, bool* interrupted);
+
+// Throws UserError if loading `path` (and reading its registrations) fails or crashes.
+void ProbePlugin(const std::string& path, double timeout_s);
+
+}  // namespace allocbench
+
+#endif  // ALLOCBENCH_HARNESS_ISOLATION_H_

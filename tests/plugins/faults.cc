@@ -1,0 +1,148 @@
+// One scenario per kind of fault a plugin can commit, between well-behaved scenarios whose exact
+// counts are known (3 x new of 32 B = 96 B/op in 3 allocations). The tests run them all in one
+// allocbench-run and check that every good instance is measured exactly and every bad one is
+// recorded with its reason.
+#include <allocbench/scenario.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+namespace {
+
+struct Block32 {
+  char bytes[32];
+};
+
+void ThreeBlocks() {
+  Block32* a = new Block32;
+  Block32* b = new Block32;
+  Block32* c = new Block32;
+  allocbench::DoNotOptimize(a);
+  allocbench::DoNotOptimize(b);
+  allocbench::DoNotOptimize(c);
+  delete a;
+  delete b;
+  delete c;
+}
+
+// A real store through a null pointer (a plain one is UB that GCC may turn into a trap).
+void WriteThroughNull() {
+  volatile int* p = nullptr;
+  allocbench::DoNotOptimize(p);
+  *p = 1;
+}
+
+ALLOCBENCH_SCENARIO(Good, state) {
+  for (auto _ : state) ThreeBlocks();
+}
+
+// Faults strike on the op after the cold one, so the pass has begun when they do.
+#define FAULT_SCENARIO(function, fault)  \
+  ALLOCBENCH_SCENARIO(function, state) { \
+    int64_t op = 0;                      \
+    for (auto _ : state) {               \
+      ThreeBlocks();                     \
+      if (++op == 2) {                   \
+        fault;                           \
+      }                                  \
+    }                                    \
+  }
+
+FAULT_SCENARIO(Segfault, WriteThroughNull())
+FAULT_SCENARIO(Abort, std::abort())
+FAULT_SCENARIO(Throw, throw std::runtime_error("the span pool is empty"))
+FAULT_SCENARIO(ThrowNotAnException, throw 42)
+FAULT_SCENARIO(ThrowOnAnotherThread,
+               std::thread([] { throw std::logic_error("flush thread failed"); }).join())
+FAULT_SCENARIO(Exit, std::exit(0))
+FAULT_SCENARIO(KillItself, std::raise(SIGKILL))
+FAULT_SCENARIO(Hang, for (;;) pause())
+
+// Keeps 64 B per op and leaves a thread behind that allocates for ever: both end with the
+// instance's process, so the next instance is measured as if they had never been.
+ALLOCBENCH_SCENARIO(Leak, state) {
+  std::thread([] {
+    for (;;) {
+      void* p = std::malloc(48);
+      allocbench::DoNotOptimize(p);
+      std::free(p);
+      std::this_thread::yield();
+    }
+  }).detach();
+  for (auto _ : state) {
+    char* kept = new char[64];
+    allocbench::DoNotOptimize(kept);
+  }
+}
+
+// Survives the count pass at its default op counts (1000 warm-up + 2 x 1000) and crashes in the
+// time pass: what the count pass measured is kept.
+ALLOCBENCH_SCENARIO(CrashAfter3000Ops, state) {
+  static int64_t ops = 0;  // across both passes: they run in the same process
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) WriteThroughNull();
+  }
+}
+
+ALLOCBENCH_SCENARIO(TwoLoops, state) {
+  for (auto _ : state) ThreeBlocks();
+  for (auto _ : state) ThreeBlocks();
+}
+
+ALLOCBENCH_SCENARIO(SkipWithNull, state) {
+  for (auto _ : state) {
+    state.SkipWithError(nullptr);
+    break;
+  }
+}
+
+ALLOCBENCH_SCENARIO(CounterWithNullName, state) {
+  for (auto _ : state) ThreeBlocks();
+  state.SetCounter(nullptr, 1.0, nullptr);
+}
+
+ALLOCBENCH_SCENARIO(NanCounter, state) {
+  for (auto _ : state) ThreeBlocks();
+  state.SetCounter("hit_ratio", std::nan(""));
+}
+
+ALLOCBENCH_SCENARIO(PauseOutsideTheLoop, state) {
+  state.PauseTiming();
+  for (auto _ : state) ThreeBlocks();
+}
+
+ALLOCBENCH_SCENARIO(InvalidUtf8Error, state) {
+  for (auto _ : state) {
+    state.SkipWithError("caf\xe9 au lait: not UTF-8");
+    break;
+  }
+}
+
+}  // namespace
+
+ALLOCBENCH_REGISTER(Good)->Name("good/before");
+ALLOCBENCH_REGISTER(Segfault)->Name("fault/segfault");
+ALLOCBENCH_REGISTER(Abort)->Name("fault/abort");
+ALLOCBENCH_REGISTER(Throw)->Name("fault/throw");
+ALLOCBENCH_REGISTER(ThrowNotAnException)->Name("fault/throw_int");
+ALLOCBENCH_REGISTER(ThrowOnAnotherThread)->Name("fault/throw_on_thread");
+ALLOCBENCH_REGISTER(Exit)->Name("fault/exit");
+ALLOCBENCH_REGISTER(KillItself)->Name("fault/sigkill");
+ALLOCBENCH_REGISTER(Hang)->Name("fault/hang");
+ALLOCBENCH_REGISTER(Leak)->Name("fault/leak");
+ALLOCBENCH_REGISTER(CrashAfter3000Ops)->Name("fault/segfault_in_time_pass");
+ALLOCBENCH_REGISTER(TwoLoops)->Name("misuse/two_loops");
+ALLOCBENCH_REGISTER(SkipWithNull)->Name("misuse/skip_with_null");
+ALLOCBENCH_REGISTER(CounterWithNullName)->Name("misuse/counter_null_name");
+ALLOCBENCH_REGISTER(NanCounter)->Name("misuse/nan_counter");
+ALLOCBENCH_REGISTER(PauseOutsideTheLoop)->Name("misuse/pause_outside_loop");
+ALLOCBENCH_REGISTER(InvalidUtf8Error)->Name("misuse/invalid_utf8_error");
+ALLOCBENCH_REGISTER(Good)->Name("misuse/invalid_utf8_name/\xff\xfe");
+ALLOCBENCH_REGISTER(Good)->Name("misuse/control_name/\n\x1b[31mred");
+ALLOCBENCH_REGISTER(Good)->Name("good/after");

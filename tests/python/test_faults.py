@@ -1,0 +1,223 @@
+"""Fault isolation in allocbench-run: one plugin with a scenario per kind of fault between
+well-behaved ones (tests/plugins/faults.cc). Every good instance is measured exactly (3 × new of
+32 B: 96 B/op in 3 allocations), every bad one is recorded with its reason, and a run is stopped
+by one signal without leaving a process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from allocbench import results
+from conftest import run_runner
+
+# The reason allocbench-run records for each bad instance, as the README lists them.
+FAULTS = {
+    "fault/segfault": "count pass: crashed with SIGSEGV (Segmentation fault)",
+    "fault/abort": "count pass: crashed with SIGABRT (Aborted)",
+    "fault/throw": "count pass: threw std::runtime_error: the span pool is empty (uncaught)",
+    "fault/throw_int": "count pass: threw int (uncaught)",
+    "fault/throw_on_thread":
+        "count pass: threw std::logic_error: flush thread failed (uncaught)",
+    "fault/exit": "count pass: ended the process with exit status 0 (a call to exit() or _exit() "
+                  "in the scenario?)",
+    "fault/sigkill": "count pass: crashed with SIGKILL (Killed) (also what the kernel's OOM "
+                     "killer sends)",
+    "fault/hang": "count pass: did not finish within 3 s (--instance-timeout) and was killed",
+    "fault/segfault_in_time_pass": "time pass: crashed with SIGSEGV (Segmentation fault)",
+    "misuse/two_loops": "count pass: the scenario body runs `for (auto _ : state)` more than "
+                        "once; give it exactly one measured loop (split the work into two "
+                        "scenarios)",
+    "misuse/skip_with_null": "count pass: SkipWithError() with no message",
+    "misuse/counter_null_name": "count pass: SetCounter() with a NULL name",
+    "misuse/nan_counter": "count pass: SetCounter(\"hit_ratio\", nan): the value is not a "
+                          "finite number",
+    "misuse/pause_outside_loop": "count pass: PauseTiming() outside the measured loop",
+    "misuse/invalid_utf8_error": "count pass: caf\ufffd au lait: not UTF-8",
+    "misuse/invalid_utf8_name/\\xff\\xfe": "not run: its name (shown escaped) is not valid "
+                                           "UTF-8; give the scenario a printable Name() and "
+                                           "ArgNames()",
+    "misuse/control_name/\\x0a\\x1b[31mred": "not run: its name (shown escaped) has a control "
+                                             "character; give the scenario a printable Name() "
+                                             "and ArgNames()",
+}
+GOOD = ["good/before", "good/after"]
+
+
+@pytest.fixture(scope="module")
+def faults(build_dir: Path) -> Path:
+    return build_dir / "tests" / "plugins" / "faults.so"
+
+
+@pytest.fixture(scope="module")
+def fault_run(runner, faults, tmp_path_factory):
+    out = tmp_path_factory.mktemp("faults") / "r.json"
+    done = run_runner(runner, "--plugin", str(faults), "--instance-timeout", "3",
+                      "--repetitions", "2", "--min-time", "0.01", "--out", str(out))
+    return done, out
+
+
+def test_every_fault_is_recorded_with_its_reason(fault_run):
+    done, out = fault_run
+    assert done.returncode == 1, done.stderr
+    doc = results.load(out)
+    assert doc["complete"] is True
+    errors = {r["name"]: r.get("error") for r in doc["results"]}
+    assert {name: error for name, error in errors.items() if error} == FAULTS
+    assert sorted(name for name, error in errors.items() if not error) == \
+        sorted(GOOD + ["fault/leak"])
+    assert f"allocbench-run: {len(FAULTS)} scenario instance(s) failed" in done.stderr
+
+
+def test_every_good_instance_is_measured_exactly_around_the_faults(fault_run):
+    _, out = fault_run
+    by_name = {r["name"]: r for r in results.load(out)["results"]}
+    for name in GOOD:
+        alloc = by_name[name]["alloc"]
+        assert (alloc["bytes_per_op"], alloc["allocs_per_op"], alloc["frees_per_op"]) == \
+            (96, 3, 3)
+        # The leaking scenario's thread allocated for ever; it died with its instance.
+        assert alloc["background_allocs_per_op"] == 0
+        assert len(by_name[name]["time"]["samples_ns_per_op"]) == 2
+    leak = by_name["fault/leak"]["alloc"]
+    assert (leak["bytes_per_op"], leak["allocs_per_op"], leak["frees_per_op"]) == (64, 1, 0)
+
+
+def test_what_an_earlier_pass_measured_survives_a_later_crash(fault_run):
+    _, out = fault_run
+    crashed = next(r for r in results.load(out)["results"]
+                   if r["name"] == "fault/segfault_in_time_pass")
+    assert crashed["alloc"]["bytes_per_op"] == 96 and crashed["alloc"]["allocs_per_op"] == 3
+    assert crashed["time"] is None
+
+
+def test_the_terminal_gets_no_control_characters(fault_run):
+    done, _ = fault_run
+    for stream in (done.stdout, done.stderr):
+        assert not [c for c in stream if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0]
+    assert "misuse/control_name/\\x0a\\x1b[31mred !" in done.stdout
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie nobody reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def _start_hanging_run(runner, faults, out: Path) -> tuple[subprocess.Popen, int]:
+    """allocbench-run measuring good/before, then stuck in fault/hang: (process, hang's pid)."""
+    proc = subprocess.Popen([str(runner), "--plugin", str(faults), "--filter",
+                             "good/before|fault/hang|good/after", "--no-time", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial = Path(str(out) + ".partial")
+    deadline = time.monotonic() + 60
+    while not (partial.exists() and _children(proc.pid)):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    return proc, _children(proc.pid)[0]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_one_signal_stops_a_hanging_run_and_keeps_what_was_measured(runner, faults, tmp_path,
+                                                                    sig):
+    out = tmp_path / "r.json"
+    proc, child = _start_hanging_run(runner, faults, out)
+    started = time.monotonic()
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert time.monotonic() - started < 5   # a poll slice, not the 600 s instance timeout
+    assert "interrupted after 1 of 3 instances" in stderr
+    assert not _alive(child)
+    doc = results.load(Path(str(out) + ".partial"))
+    assert [(r["name"], r["alloc"]["bytes_per_op"]) for r in doc["results"]] == \
+        [("good/before", 96)]
+
+
+def test_a_killed_run_takes_its_instance_with_it(runner, faults, tmp_path):
+    proc, child = _start_hanging_run(runner, faults, tmp_path / "r.json")
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, "the instance's process outlived allocbench-run"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("plugin, message", [
+    ("null_describe.so", "allocbench_plugin_describe() returned NULL"),
+    ("broken_describe.so", "its description is broken (scenario 0: name is NULL)"),
+    ("crash_at_load.so", "crashed while loading with SIGSEGV (Segmentation fault); is the file "
+                         "complete? rebuild the plugin"),
+    ("truncated.so", "crashed while loading with SIGBUS (Bus error); is the file complete? "
+                     "rebuild the plugin"),
+])
+def test_a_plugin_broken_before_any_scenario_is_refused(runner, build_dir, ground_truth,
+                                                         tmp_path, plugin, message):
+    path = build_dir / "tests" / "plugins" / plugin
+    if plugin == "truncated.so":   # a copy cut off mid-file, as an interrupted copy leaves it
+        path = tmp_path / plugin
+        path.write_bytes(ground_truth.read_bytes()[:20000])
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(ground_truth), "--plugin", str(path),
+                      "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"allocbench-run: error: --plugin '{path}': {message}" + \
+        ("; build the plugin from sources that include <allocbench/scenario.h> instead of "
+         "defining it yourself\n" if plugin == "null_describe.so" else
+         "; rebuild it against this allocbench's <allocbench/scenario.h>\n"
+         if plugin == "broken_describe.so" else "\n")
+    assert list(tmp_path.glob("r.json*")) == []
+
+
+def _make(kind: str, path: Path, target: Path) -> None:
+    if kind == "symlink":
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        try:   # a node like /dev/null, made here so that a failure cannot harm the real one
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        except PermissionError:
+            pytest.skip("mknod needs CAP_MKNOD")
+
+
+@pytest.mark.parametrize("kind, described", [("symlink", "a symbolic link"), ("fifo", "a FIFO"),
+                                             ("device", "a character device")])
+def test_out_is_never_replaced_unless_a_regular_file(runner, ground_truth, tmp_path, kind,
+                                                     described):
+    target = tmp_path / "target.json"
+    target.write_text("precious\n")
+    out = tmp_path / "out.json"
+    _make(kind, out, target)
+    before = os.lstat(out)
+    done = run_runner(runner, "--plugin", str(ground_truth), "--filter", "mixed", "--no-time",
+                      "--out", str(out))
+    assert done.returncode == 2
+    assert done.stderr == (f"allocbench-run: error: cannot write '{out}': it is {described}, and "
+                           "allocbench-run writes only regular files; choose another --out "
+                           "path\n")
+    after = os.lstat(out)
+    assert (after.st_mode, after.st_ino, after.st_rdev) == \
+        (before.st_mode, before.st_ino, before.st_rdev)
+    assert target.read_text() == "precious\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "target.json"]
+
+
+def test_isolation_is_recorded_in_the_context(fault_run):
+    _, out = fault_run
+    assert results.load(out)["context"]["isolation"] == \
+        {"mode": "process per instance", "instance_timeout_s": 3.0}
