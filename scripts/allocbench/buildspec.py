@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from allocbench.errors import UserError
+from allocbench.fileio import read_json, write_atomically
 from allocbench.project import JOBS
 from allocbench.revisions import StepFailed, build_folder, step
 
@@ -36,6 +37,17 @@ def _check_plugin(plugin: Path, sha: str, fix: str) -> Path:
         raise StepFailed(f"looking for the plugin of {sha[:12]}", 1,
                             f"the build succeeded, but {plugin} does not exist; {fix}")
     return plugin
+
+
+def _configured(stamp: Path) -> Any:
+    """The cmake command that configured a build folder, as its stamp records it; None when the
+    stamp is absent or damaged, which only costs a reconfigure."""
+    if not stamp.exists():
+        return None
+    try:
+        return read_json(stamp, "the configure stamp", "allocbench configures again")
+    except UserError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -60,11 +72,10 @@ class CMakeBuild:
             configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
                           "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
         configure += self.cmake_args
-        if not (build / "CMakeCache.txt").exists() or not stamp.exists() or \
-                json.loads(stamp.read_text()) != configure:
+        if not (build / "CMakeCache.txt").exists() or _configured(stamp) != configure:
             stamp.unlink(missing_ok=True)
             step(configure, f"configuring {sha[:12]}")
-            stamp.write_text(json.dumps(configure))
+            write_atomically(stamp, json.dumps(configure))
         step(["cmake", "--build", str(build), "--target", self.target, "-j", JOBS],
              f"building {self.target} at {sha[:12]}")
         return _check_plugin(build / self.plugin_path, sha,

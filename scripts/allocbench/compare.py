@@ -14,7 +14,6 @@ Verdicts, per metric of a scenario instance present on both sides:
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -26,18 +25,16 @@ import numpy as np
 from allocbench import results, stats
 from allocbench.config import Config, TimeSettings
 from allocbench.errors import UserError
+from allocbench.fileio import json_path, read_json
+from allocbench.results import Key, key_of   # compare.Key, compare.key_of for callers
+from allocbench.validate import Checker, finite
 
 WORSE, BETTER, SAME, ALLOWED = "worse", "better", "same", "allowed"
 UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
 FAIL_ON = ("alloc", "time", "any")
-
-Key = tuple[str, tuple[tuple[str, Any], ...], int, str]
-
-
-def key_of(result: dict[str, Any]) -> Key:
-    """Results pair by scenario, arguments, threads and allocator."""
-    return (result["scenario"], tuple(sorted((result.get("args") or {}).items())),
-            result["threads"], result.get("allocator", ""))
+GATED = ("exact", "time")
+PASSES = {"count": "--no-count", "time": "--no-time"}   # context key → the flag that skips it
+CALIBRATION_FIX = "run 'allocbench calibrate' again to regenerate the file"
 
 
 @dataclass(frozen=True)
@@ -66,13 +63,43 @@ def _label(path: Path, docs: list[dict[str, Any]]) -> str:
 
 
 def load_side(path: Path) -> Side:
-    """A results file, or a directory of them (the forks of one side)."""
+    """A results file, or a directory of them (the forks of one side), each complete and all
+    measured alike."""
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
         raise UserError(f"{path}: no results files (*.json) in this directory")
     docs = [results.load(f) for f in files]
+    for file, doc in zip(files, docs):
+        if not doc["complete"]:
+            raise UserError(f"{file}: the partial results of an interrupted run (complete: "
+                            "false); the instances it did not reach would go ungated: measure "
+                            "again and compare complete runs")
+        same_measurement(files[0], docs[0], file, doc)
     return Side(path, _label(path, docs), tuple(docs))
+
+
+def _gated(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {(f["section"], f["key"], f["gate"]) for f in doc["fields"] if f["gate"] in GATED}
+
+
+def same_measurement(a: Path, a_doc: dict[str, Any], b: Path, b_doc: dict[str, Any]) -> None:
+    """UserError unless both documents gate the same metrics and ran the same passes: else a
+    metric that one of them lacks would silently go ungated."""
+    gated_a, gated_b = _gated(a_doc), _gated(b_doc)
+    differ = sorted(gated_a ^ gated_b)
+    if differ:
+        section, key, gate = differ[0]
+        has, lacks = (a, b) if differ[0] in gated_a else (b, a)
+        raise UserError(f"{has} gates {json_path(section, key)} ({gate}) and {lacks} does "
+                        "not, so it cannot be compared; measure both sides with the same "
+                        "allocbench-run")
+    for key, flag in PASSES.items():
+        ran_a, ran_b = (d["context"].get(key) is not None for d in (a_doc, b_doc))
+        if ran_a != ran_b:
+            without, other = (b, a) if ran_a else (a, b)
+            raise UserError(f"{without} was measured with {flag}, {other} was not (context."
+                            f"{key}); measure both sides with the same passes")
 
 
 @dataclass(frozen=True)
@@ -142,6 +169,11 @@ class Comparison:
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
                  limit_allowed: float, budget: str) -> ExactChange:
+    """The verdict of an exact metric. Loading validated every value: anything else here is a
+    bug, never *same*."""
+    if not base or not cand or not all(finite(v) for v in (*base, *cand)):
+        raise ValueError(f"{metric}: exact_change needs finite values on both sides, not "
+                         f"{base} and {cand}")
     b, c = tuple(sorted(set(base))), tuple(sorted(set(cand)))
     if len(b) > 1 or len(c) > 1:
         verdict = NONDETERMINISTIC
@@ -217,17 +249,17 @@ def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
         if _failure(rows):
             return InstanceComparison(name, key, (), (), f"{side}: {_failure(rows)}")
     exact, time = [], []
-    for f in fields:
+    for f in fields:   # none: its pass did not run on either side (validated: not on one only)
         if f["gate"] == "exact":
             b = [v for r in base if (v := results.metric(r, f)) is not None]
             c = [v for r in cand if (v := results.metric(r, f)) is not None]
-            if b and c:
+            if b or c:
                 limit = config.limit(name, f["key"])
                 exact.append(exact_change(f["key"], f["unit"], b, c,
-                                          limit.allowed(float(min(b))), str(limit)))
+                                          limit.allowed(float(min(b, default=0))), str(limit)))
         elif f["gate"] == "time":
             b, c = fork_samples(base, f), fork_samples(cand, f)
-            if b and c:
+            if b or c:
                 change = time_change(f["key"], f["unit"], b, c, threshold=config.threshold(name),
                                      settings=config.time, seed=seed_of(name, f["key"]))
                 time.append(_with_noise(change, calibration.get((key, f["key"]))))
@@ -260,6 +292,7 @@ def _with_noise(change: TimeChange, calibrated: dict[str, Any] | None) -> TimeCh
 def compare(base: Side, cand: Side, config: Config,
             calibration: dict[tuple[Key, str], dict[str, Any]] | None = None) -> Comparison:
     """Pairs the instances of both sides and compares every gated metric of each pair."""
+    same_measurement(base.path, base.docs[0], cand.path, cand.docs[0])
     base_rows, cand_rows = base.by_key(), cand.by_key()
     common = [k for k in base_rows if k in cand_rows]
     if not common:
@@ -267,8 +300,7 @@ def compare(base: Side, cand: Side, config: Config,
             f"{base.path} ({len(base_rows)} instances) and {cand.path} ({len(cand_rows)}) have "
             "no scenario instance in common (paired by scenario, arguments, threads and "
             "allocator): compare results of the same scenarios")
-    cand_keys = {(f["section"], f["key"]) for f in cand.fields}
-    fields = [f for f in base.fields if (f["section"], f["key"]) in cand_keys]
+    fields = [f for f in base.fields if f["gate"] in GATED]   # the same on both sides
     config.check_metrics([f["key"] for f in fields if f["gate"] == "exact"])
     allocators = {k[3] for k in list(base_rows) + list(cand_rows)}
 
@@ -308,11 +340,24 @@ def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
 
 def load_calibration(path: Path) -> dict[tuple[Key, str], dict[str, Any]]:
     """calibrate's noise per instance and time metric (see commands/calibrate.py)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-        return {(key_of(entry), entry["metric"]): entry for entry in doc["scenarios"]}
-    except OSError as e:
-        raise UserError(f"{path}: cannot read the calibration ({e.strerror})") from None
-    except (ValueError, KeyError, TypeError):
+    doc = read_json(path, "the calibration", CALIBRATION_FIX)
+    if not isinstance(doc, dict) or not isinstance(doc.get("scenarios"), list) or \
+            doc.get("allocbench_calibration") != 1 or doc["allocbench_calibration"] is True:
         raise UserError(f"{path}: not a calibration file written by 'allocbench calibrate'; "
-                        "run it again to regenerate the file") from None
+                        "run it again to regenerate the file")
+    check = Checker(str(path), CALIBRATION_FIX)
+    return {_calibrated(check, entry, json_path("scenarios", i)): entry
+            for i, entry in enumerate(doc["scenarios"])}
+
+
+def _calibrated(c: Checker, entry: Any, where: str) -> tuple[Key, str]:
+    """The key of one calibrated instance and metric, checked with what _with_noise reads."""
+    def positive(value: Any, at: str) -> int:
+        return c.integer(value, at, low=1)
+
+    c.each(c.obj(entry, where), where, {
+        "scenario": c.text, "args": c.integers, "threads": positive, "allocator": c.text,
+        "metric": c.text, "noisy": c.flag, "false_positive_rate": c.number, "forks": positive,
+        "repetitions": positive,
+        "mde_percent": lambda value, at: value is None or c.number(value, at)})
+    return key_of(entry), entry["metric"]

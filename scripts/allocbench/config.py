@@ -23,6 +23,7 @@ against the results (`check_metrics`), not against a list kept here.
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from typing import Any
 
 from allocbench import buildspec
 from allocbench.errors import UserError
+from allocbench.fileio import read_text
 
 DEFAULT_NAME = "allocbench.toml"
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
@@ -104,12 +106,16 @@ class Config:
                         "fix the spelling or remove it")
 
 
-def _number(path: Path, key: str, value: Any, what: str, low: float, high: float) -> float:
+def _number(path: Path, key: str, value: Any, what: str, low: float, high: float,
+            above: bool = False) -> float:
+    """`value` within [low, high], or (low, high] when `above`: a threshold of 0 would call
+    every difference significant, a max_cv of 0 every side unstable. NaN is in no range."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UserError(f"{path}: '{key}' must be a number ({what}), not {_describe(value)}")
-    if not low <= value <= high:
-        raise UserError(f"{path}: '{key}' is {value}; it must be between {low:g} and {high:g} "
-                        f"({what})")
+    if not (low < value <= high if above else low <= value <= high):
+        bounds = f"above {low:g} and at most {high:g}" if above else \
+            f"between {low:g} and {high:g}"
+        raise UserError(f"{path}: '{key}' is {value}; it must be {bounds} ({what})")
     return float(value)
 
 
@@ -133,9 +139,9 @@ def _time(path: Path, table: Any) -> TimeSettings:
             raise _unknown(path, f"time.{key}", known)
     settings = TimeSettings()
     threshold = _number(path, "time.threshold", table.get("threshold", settings.threshold),
-                        "percent, e.g. 5 for 5%", 0, 1000)
+                        "percent, e.g. 5 for 5%", 0, 1000, above=True)
     max_cv = _number(path, "time.max_cv", table.get("max_cv", settings.max_cv),
-                     "a fraction, e.g. 0.10", 0, 100)
+                     "a fraction, e.g. 0.10", 0, 100, above=True)
     confidence = _number(path, "time.confidence", table.get("confidence", settings.confidence),
                          "a fraction, e.g. 0.95", 0.5, 0.999)
     min_samples = table.get("min_samples", settings.min_samples)
@@ -147,12 +153,22 @@ def _time(path: Path, table: Any) -> TimeSettings:
     return TimeSettings(threshold, max_cv, confidence, min_samples)
 
 
+def _finite(value: Any) -> float | None:
+    """`value` as a finite float, else None (TOML spells inf and nan; 10**400 overflows)."""
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _limit(path: Path, key: str, value: Any) -> Limit:
     if isinstance(value, str):
         percent = _PERCENT.match(value)
-        if percent:
+        if percent and _finite(percent.group(1)) is not None:
             return Limit(float(percent.group(1)), percent=True)
-    elif not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0:
+    elif not isinstance(value, bool) and isinstance(value, (int, float)) and value >= 0 and \
+            _finite(value) is not None:
         return Limit(float(value))
     raise UserError(f"{path}: '{key}' must be an allowed increase: a number >= 0 in the "
                     f"metric's unit, or a percent string like \"10%\", not {_describe(value)}")
@@ -175,7 +191,7 @@ def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
         if "time_threshold" in entry:
             time_threshold = _number(path, f"budget[{i}].time_threshold",
                                      entry["time_threshold"], "percent, e.g. 10 for 10%", 0,
-                                     1000)
+                                     1000, above=True)
         limits = {key: _limit(path, f"budget[{i}].{key}", value)
                   for key, value in entry.items() if key not in ("match", "time_threshold")}
         budgets.append(Budget(match, limits, time_threshold))
@@ -189,14 +205,14 @@ def load(path: Path | None) -> Config:
         if not default.is_file():
             return Config()
         path = default
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise UserError(f"{path}: cannot read the configuration ({e.strerror})") from None
+    text = read_text(Path(path), "the configuration", "save it as UTF-8 TOML")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"{path}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise UserError(f"{path}: nests too deep to be read; allocbench.toml needs no nesting "
+                        "beyond [[budget]] tables") from None
     for key in doc:
         if key not in ("time", "budget", "build"):
             raise _unknown(path, key, ["time", "budget", "build"])

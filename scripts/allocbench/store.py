@@ -21,7 +21,8 @@ from typing import Any, Iterator
 
 from allocbench import results
 from allocbench.errors import UserError
-from allocbench.fileio import write_atomically
+from allocbench.fileio import read_json, write_atomically
+from allocbench.validate import Checker
 
 STORE_VERSION = 1
 STATUSES = ("ok", "build_failed", "run_failed", "timeout")
@@ -29,6 +30,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ERROR = re.compile(r"\berror\b", re.IGNORECASE)
 _WORKTREE = re.compile(r"\S*/\.allocbench/worktrees/[0-9a-f]{40}/")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+FIX = "delete the file; the next sweep measures that revision again"
 
 
 def machine_id(given: str | None = None) -> str:
@@ -52,21 +54,48 @@ def problem(record: dict[str, Any]) -> str:
 
 
 def check(record: Any, origin: Path) -> dict[str, Any]:
-    """`record` if it is a valid store record; UserError naming the file and the fix."""
-    fix = "delete the file; the next sweep measures that revision again"
-    if not isinstance(record, dict) or record.get("store_version") != STORE_VERSION:
+    """`record` if it is a valid store record, filed where its machine, allocator and sha say
+    (merge writes it there); UserError naming the file, the field and the fix."""
+    _check_key(record, origin)
+    _check_place(record, origin)
+    c = Checker(str(origin), FIX)
+    c.each(record, "", {"label": c.text, "subject": c.text, "recorded": c.text},
+           optional=("recorded",))
+    if record["status"] == "ok":
+        results.check(record.get("results"), str(origin), FIX, at="results")
+        ran = record["results"]["context"]["time"] is not None
+        c.want(ran == record["time_measured"], "time_measured", record["time_measured"],
+               f"{str(ran).lower()} (results.context.time says whether the time pass ran)")
+    else:   # what the tables and bisect say about a failure
+        c.each(record, "", {"log": c.text, "log_tail": c.text})
+        c.want(record.get("results") is None, "results", record.get("results"),
+               f"null (the status is {record['status']})")
+    return record
+
+
+def _check_key(record: Any, origin: Path) -> None:
+    """The fields that say what the record is: its version, revision, place and status."""
+    if not isinstance(record, dict) or record.get("store_version") != STORE_VERSION or \
+            record["store_version"] is True:
         raise UserError(f"{origin}: not an allocbench store record of version {STORE_VERSION}; "
-                        f"{fix}")
+                        f"{FIX}")
     for key, kind in (("sha", str), ("machine", str), ("allocator", str), ("recipe", str),
                       ("status", str), ("time_measured", bool)):
         if not isinstance(record.get(key), kind):
-            raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; {fix}")
+            raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; {FIX}")
     if record["status"] not in STATUSES:
-        raise UserError(f"{origin}: field 'status' is '{record['status']}', not one of "
-                        f"{', '.join(STATUSES)}; {fix}")
-    if record["status"] == "ok":
-        results.check(record.get("results"), f"{origin}: field 'results'")
-    return record
+        raise UserError(f"{origin}: field 'status' is {record['status']!r}, not one of "
+                        f"{', '.join(STATUSES)}; {FIX}")
+
+
+def _check_place(record: dict[str, Any], origin: Path) -> None:
+    """The record's own key names its file: <machine>/<allocator>/<sha>.json."""
+    where = {"sha": origin.stem, "allocator": origin.parent.name,
+             "machine": origin.parent.parent.name}
+    for key, expected in where.items():
+        if record[key] != expected:
+            raise UserError(f"{origin}: field '{key}' is {json.dumps(record[key])[:60]}, but the "
+                            f"file's place in the store says {json.dumps(expected)}; {FIX}")
 
 
 @dataclass(frozen=True)
@@ -105,17 +134,9 @@ class Store:
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any] | None:
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
+        if not os.path.lexists(path):
             return None
-        except OSError as e:
-            raise UserError(f"{path}: cannot read the store record ({e.strerror})") from None
-        try:
-            return check(json.loads(text), path)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}: not valid JSON (line {e.lineno}: {e.msg}); delete the "
-                            "file, the next sweep measures that revision again") from None
+        return check(read_json(path, "the store record", FIX), path)
 
 
 def merge(into: Store, sources: list[Store]) -> tuple[int, int]:

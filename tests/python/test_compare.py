@@ -69,11 +69,11 @@ def test_gated_metrics_come_from_the_documents_fields(tmp_path):
     base, cand = doc("base"), doc("cand")
     for d in (base, cand):
         for f in d["fields"]:
-            if f["key"] in ("bytes_per_op", "ns_per_op"):
+            if f["key"] in ("allocs_per_op", "ns_per_op"):
                 f["gate"] = "info"
     c = comparison(write(tmp_path / "b.json", base), write(tmp_path / "c.json", cand))
     sized = instance(c, "ground_truth/sized/bytes:24")
-    assert [e.metric for e in sized.exact] == ["allocs_per_op", "frees_per_op",
+    assert [e.metric for e in sized.exact] == ["bytes_per_op", "frees_per_op",
                                                "usable_bytes_per_op", "peak_live_bytes"]
     assert sized.time == ()
 
@@ -181,7 +181,8 @@ def test_malformed_json(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema_version": 1,\n  "results": [}')
     assert one_line_error(["compare", str(DATA / "base.json"), str(bad)], capsys) == (
-        f"{bad}: not valid JSON (line 2, column 15: Expecting value)")
+        f"{bad}: not valid JSON (line 2, column 15: Expecting value); the file is damaged, "
+        "re-run the measurement")
 
 
 def test_other_schema_version_says_which_and_what_to_do(tmp_path, capsys):

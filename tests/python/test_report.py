@@ -40,7 +40,8 @@ def test_missing_file(tmp_path):
 def test_malformed_json(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema_version": 1,\n  "context": }')
-    assert load_error(bad) == f"{bad}: not valid JSON (line 2, column 14: Expecting value)"
+    assert load_error(bad) == (f"{bad}: not valid JSON (line 2, column 14: Expecting value); "
+                               "the file is damaged, re-run the measurement")
 
 
 def test_other_schema_version_says_what_to_do(tmp_path):

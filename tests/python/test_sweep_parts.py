@@ -119,9 +119,12 @@ def results_doc(values: dict[str, float], ns: float = 10.0) -> dict:
                "gate": "exact"},
               {"section": "time", "key": "ns_per_op", "column": "ns/op", "unit": "ns",
                "gate": "time"}]
-    return {"schema_version": 1, "context": {}, "fields": fields, "complete": True,
-            "results": [{"name": n, "alloc": {"bytes_per_op": v}, "time": {"ns_per_op": ns}}
-                        for n, v in values.items()]}
+    context = {"count": {"warmup_ops": 100, "window_ops": 100},
+               "time": {"repetitions": 3, "min_time_s": 0.01}}
+    return {"schema_version": 1, "context": context, "fields": fields, "complete": True,
+            "results": [{"name": n, "scenario": n, "args": {}, "threads": 1,
+                         "allocator": "glibc", "alloc": {"bytes_per_op": v},
+                         "time": {"ns_per_op": ns}} for n, v in values.items()]}
 
 
 def record(sha: str, values: dict[str, float] | None, status: str = "ok", **extra) -> dict:
@@ -166,7 +169,8 @@ def test_table_marks_failures_absent_scenarios_and_partial_deltas():
 def test_store_prefers_measurements_and_names_broken_records(tmp_path):
     a, b = store.Store(tmp_path / "a"), store.Store(tmp_path / "b")
     sha = "e" * 40
-    a.put(record(sha, None, "build_failed", log_tail="", recorded="2026-01-02"))
+    a.put(record(sha, None, "build_failed", log_tail="", log="/l/e.log",
+                 recorded="2026-01-02"))
     b.put(record(sha, {"s/a": 1}, recorded="2026-01-01"))
     assert store.merge(a, [b]) == (1, 0)
     assert a.get("m1", "system", sha)["status"] == "ok"

@@ -8,6 +8,7 @@ regressed, 1 when something did, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from allocbench import compare as cmp
@@ -19,12 +20,13 @@ DEFAULT_CALIBRATION = Path(".allocbench") / "calibration.json"
 
 
 def percent(text: str) -> float:
+    """A time threshold: 0, NaN or infinity would turn the time gate off without a word."""
     try:
         value = float(text.rstrip("%"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a percentage (e.g. 5)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' is negative")
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive, finite percentage, e.g. 5")
     return value
 
 
