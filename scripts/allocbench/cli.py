@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import traceback
+from pathlib import Path
+from typing import NoReturn
 
 from allocbench import packages
-from allocbench.errors import UserError
+from allocbench.errors import MeasurementFailed, UserError
 
 COMMANDS = {
     "run": "build if needed, run the scenarios, write results/<revision>.json and a report",
@@ -30,8 +35,15 @@ def _module(command: str) -> str:
     return "allocbench.commands." + command.replace("-", "_")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other bad input (argparse prints the usage too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"allocbench: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="allocbench",
         description="Exact allocation counts (B/op, allocs/op) and time for C++ scenarios.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -41,7 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes (one table in the README): 0 pass, 1 a gated regression or a failed instance
+    or revision, 2 bad input or usage, 3 the measurement could not be made or an internal error,
+    130 interrupted by SIGINT or SIGTERM."""
+    # Installed explicitly: a shell without job control starts background commands with SIGINT
+    # ignored, and SIGTERM's default would leave allocbench-run without its parent's clean-up.
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.signal(signal.SIGTERM, _interrupted)
     try:
         packages.ensure(packages.PYTHON_PACKAGES)
     except UserError as e:
@@ -59,6 +82,17 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"allocbench: error: {e}", file=sys.stderr)
         return 2
+    except MeasurementFailed as e:
+        print(f"allocbench: error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("allocbench: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # a bug: one line, the traceback only on request
+        if os.environ.get("ALLOCBENCH_DEBUG"):
+            traceback.print_exc()
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        print(f"allocbench: internal error: {type(e).__name__}: {e} (at {Path(where.filename).name}"
+              f":{where.lineno}); please report it, with the traceback that ALLOCBENCH_DEBUG=1 "
+              "prints", file=sys.stderr)
+        return 3

@@ -16,14 +16,17 @@ from __future__ import annotations
 import filecmp
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from allocbench import revisions
 from allocbench.errors import UserError
-from allocbench.fileio import write_atomically
+from allocbench.fileio import json_path, read_json, write_atomically
 from allocbench.revision import git
+from allocbench.validate import MISSING, Checker
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,21 @@ def _stamp(worktree: Path) -> Path:
     return worktree.with_name(worktree.name + ".graft.json")
 
 
+def _recorded(stamp: Path, worktree: Path) -> dict[str, Any]:
+    """The graft `worktree` carries, as its stamp records it; no stamp: none."""
+    if not stamp.exists():
+        return {"fingerprint": "", "dests": []}
+    fix = (f"remove the worktree ('git worktree remove --force {worktree}') and this file; the "
+           "next sweep recreates both")
+    before = read_json(stamp, "the graft stamp", fix)
+    c = Checker(str(stamp), fix)
+    c.obj(before, "the stamp")
+    c.text(before.get("fingerprint", MISSING), "fingerprint")
+    for i, dest in enumerate(c.array(before.get("dests", MISSING), "dests")):
+        c.text(dest, json_path("dests", i))
+    return before
+
+
 def _dirty_paths(worktree: Path) -> list[str]:
     status = git(worktree, "status", "--porcelain", "--untracked-files=all", "-z")
     entries = [e for e in status.stdout.split("\0") if e]
@@ -93,8 +111,7 @@ def checkout(repo: Path, sha: str, grafts: list[Graft]) -> Path:
 def apply(worktree: Path, grafts: list[Graft]) -> None:
     """Makes `worktree` its commit plus `grafts`, touching only what has to change."""
     stamp = _stamp(worktree)
-    before = json.loads(stamp.read_text()) if stamp.exists() else {"fingerprint": "",
-                                                                    "dests": []}
+    before = _recorded(stamp, worktree)
     allowed = [PurePosixPath(d) for d in before["dests"]]
     foreign = [p for p in _dirty_paths(worktree)
                if not any(PurePosixPath(p) == d or d in PurePosixPath(p).parents
@@ -113,17 +130,59 @@ def apply(worktree: Path, grafts: list[Graft]) -> None:
     if grafts:
         revisions.announce(f"grafting {', '.join(g.dest for g in grafts)}")
     for graft in grafts:
-        target = worktree / graft.dest
+        _refuse_links_above(worktree, graft.dest)
         files = graft.files()
-        wanted = {dest for dest, _ in files}
-        if target.is_dir():
-            for present in target.rglob("*"):
-                if present.is_file() and present.relative_to(worktree).as_posix() not in wanted:
-                    present.unlink()
+        _remove_unwanted(worktree, graft.dest, {dest for dest, _ in files})
         for dest, source in files:
-            path = worktree / dest
-            if path.is_file() and filecmp.cmp(path, source, shallow=False):
+            path = _real_parents(worktree, dest)
+            if not path.is_symlink() and path.is_file() and \
+                    filecmp.cmp(path, source, shallow=False):
                 continue
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_symlink():
+                path.unlink()   # the link itself, never what it points to
+            elif path.is_dir():
+                shutil.rmtree(path)   # emptied above: the graft has a file here
             shutil.copyfile(source, path)
     write_atomically(stamp, json.dumps(now))
+
+
+# A revision may commit a symbolic link where the graft goes, pointing anywhere (outside the
+# repository, at the user's home). Nothing is ever written or removed through one.
+
+def _refuse_links_above(worktree: Path, dest: str) -> None:
+    """StepFailed (the revision fails with the reason) if DEST or a folder above it is a
+    symbolic link in this revision."""
+    path = worktree
+    for part in PurePosixPath(dest).parts:
+        path = path / part
+        if path.is_symlink():
+            where = path.relative_to(worktree).as_posix()
+            raise revisions.StepFailed(
+                f"grafting {dest}", 1,
+                f"error: '{where}' is a symbolic link in this revision (to {os.readlink(path)}); "
+                "allocbench never writes through one: graft to another --graft PATH:DEST")
+
+
+def _remove_unwanted(worktree: Path, dest: str, wanted: set[str]) -> None:
+    """Removes what DEST has and the graft does not: files and links (a link to a folder is
+    removed as a link, never entered)."""
+    target = worktree / dest
+    if target.is_symlink() or not target.is_dir():
+        return
+    for folder, dirs, names in os.walk(target, followlinks=False):
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            path = Path(folder, name)
+            if path.relative_to(worktree).as_posix() not in wanted:
+                path.unlink()
+
+
+def _real_parents(worktree: Path, dest: str) -> Path:
+    """worktree/dest with every folder inside the graft made a real folder (a link there is
+    replaced by a folder, its target untouched)."""
+    path = worktree
+    for part in PurePosixPath(dest).parent.parts:
+        path = path / part
+        if path.is_symlink():
+            path.unlink()
+        path.mkdir(exist_ok=True)
+    return path / PurePosixPath(dest).name

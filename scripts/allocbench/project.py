@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from allocbench.errors import UserError
+from allocbench import proc
+from allocbench.errors import MeasurementFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_ROOT = ROOT / "build"
@@ -31,9 +31,10 @@ def runner_path(build: Path, allocator: str = "system") -> Path:
 def _run(step: list[str], what: str) -> None:
     print(f"allocbench: {what}", file=sys.stderr, flush=True)
     # The build's chatter goes to stderr: stdout is for results (e.g. `ab --format json`).
-    done = subprocess.run(step, stdout=sys.stderr, check=False)
+    done = proc.run(step, stdout=sys.stderr)
     if done.returncode != 0:
-        raise UserError(f"{what} failed (exit code {done.returncode}); the output above says why")
+        raise MeasurementFailed(f"{what} failed (exit code {done.returncode}); the output above "
+                                "says why")
 
 
 def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] | None = None

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from allocbench.errors import UserError
+from allocbench import proc
+from allocbench.errors import MeasurementFailed, UserError
 from allocbench.revision import Revision
 from allocbench.revision import git as _git
 
@@ -50,7 +51,7 @@ def announcing(announcer: Callable[[str], None]) -> Iterator[None]:
         _announcers.pop()
 
 
-class StepFailed(UserError):
+class StepFailed(MeasurementFailed):
     """A build or checkout step exited non-zero; keeps its whole output for a log."""
 
     def __init__(self, what: str, code: int, output: str):
@@ -66,9 +67,8 @@ def step(command: list[str], what: str, *, cwd: Path | None = None,
     """Runs a build step quietly (never through a shell); StepFailed with its output."""
     announce(what)
     try:
-        done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, errors="replace",
-                              check=False)
+        done = proc.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True, errors="replace")
     except OSError as e:
         raise StepFailed(what, 127, f"cannot run {command[0]}: {e.strerror}") from None
     if done.returncode != 0:
@@ -178,9 +178,11 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
             for plugin in subject.plugins:
                 command += ["--plugin", str(plugin)]
             announce(f"fork {fork}/{forks} of {subject.name}")
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            done = proc.run(command, capture_output=True, text=True, errors="replace")
+            if done.returncode == 130:
+                raise KeyboardInterrupt
             if done.returncode not in (0, 1):  # 1: a scenario failed, the others were measured
                 last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                raise UserError(f"{runner} failed on fork {fork} of {subject.name} (exit code "
-                                f"{done.returncode}): {last}")
+                raise MeasurementFailed(f"{runner} failed on fork {fork} of {subject.name} "
+                                        f"(exit code {done.returncode}): {last}")
     return folders

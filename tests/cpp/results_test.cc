@@ -140,6 +140,9 @@ TEST(ResultsJson, OnlyRegularFilesAreEverReplaced) {
   std::stringstream content;
   content << in.rdbuf();
   EXPECT_EQ(content.str(), "keep");
+  for (const char* name : {"/link.json", "/fifo.json", "/target.json"})
+    unlink((dir + name).c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(ConsoleTable, ColumnsComeFromTheFieldList) {

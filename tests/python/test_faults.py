@@ -6,6 +6,7 @@ by one signal without leaving a process behind."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -221,3 +222,15 @@ def test_isolation_is_recorded_in_the_context(fault_run):
     _, out = fault_run
     assert results.load(out)["context"]["isolation"] == \
         {"mode": "process per instance", "instance_timeout_s": 3.0}
+
+
+def test_the_readme_table_of_faults_is_what_the_runner_records():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme.split("<!-- faults:begin -->")[1].split("<!-- faults:end -->")[0]
+    rows = [line for line in table.strip().splitlines()[2:]]
+    recorded = []
+    for row in rows:
+        cell = row.split(" | ", 1)[1]
+        fence = re.match(r"`+", cell).group()
+        recorded.append(cell[len(fence):].split(fence)[0].strip())
+    assert sorted(recorded) == sorted(FAULTS.values())

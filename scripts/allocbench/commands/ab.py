@@ -3,18 +3,19 @@
 Builds each revision's scenario plugin in its own git worktree of the subject repository
 (--repo, default: the checkout you are in), runs ONE harness on both plugins with interleaved
 forks (base, cand, base, cand …) so machine drift hits both alike, then compares as
-`allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression,
-2 bad input). Results go to <repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json,
+`allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression or
+an instance that failed in the candidate, 2 bad input, 3 a build or allocbench-run failed). Results go to <repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json,
 with the pull-request comment next to them as comparison.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, compare_format, graft, packages, project, revisions
+from allocbench import buildspec, compare_format, graft, packages, proc, project, revisions
 from allocbench.commands import compare as compare_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
@@ -43,19 +44,41 @@ def add_run_arguments(parser: argparse.ArgumentParser, forks: int, with_no_time:
     parser.add_argument("--min-time", metavar="SECONDS",
                         help="minimum time per sample [allocbench-run's: 0.05]")
     parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
+    parser.add_argument("--instance-timeout", metavar="SECONDS",
+                        help="an instance still running after this long is killed and recorded "
+                             "as failed [allocbench-run's: 600]")
     if with_no_time:
         parser.add_argument("--no-time", action="store_true",
                             help="skip the time pass (allocation metrics only)")
 
 
 def runner_options(*, repetitions: int | None, min_time: str | None, filter: str | None,
-                   no_time: bool) -> list[str]:
+                   no_time: bool, instance_timeout: str | None = None) -> list[str]:
     options = []
     for flag, value in (("--filter", filter), ("--repetitions", repetitions),
-                        ("--min-time", min_time)):
+                        ("--min-time", min_time), ("--instance-timeout", instance_timeout)):
         if value is not None:
             options += [flag, str(value)]
     return options + (["--no-time"] if no_time else [])
+
+
+def check_runner(runner: Path, options: list[str]) -> None:
+    """Refuses, before anything is built, run or stored, a runner that is not an allocbench-run
+    and options it would refuse: a bad --min-time must not become a revision's failure."""
+    try:
+        done = proc.run([str(runner), *options, "--help"], capture_output=True, text=True,
+                        errors="replace", timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UserError(f"--runner {runner}: cannot run it ({getattr(e, 'strerror', None) or e})"
+                        "; pass an allocbench-run or drop --runner") from None
+    prefix = "allocbench-run: error: "
+    if done.returncode == 2 and done.stderr.startswith(prefix):
+        raise UserError(f"{done.stderr.splitlines()[0][len(prefix):]} (an option for "
+                        f"{runner.name})")
+    if done.returncode != 0 or not done.stdout.startswith("usage: allocbench-run"):
+        raise UserError(f"--runner {runner}: not an allocbench-run (its --help shows no "
+                        "allocbench-run usage); pass one, e.g. build/release/bin/allocbench-run, "
+                        "or drop --runner")
 
 
 def harness(runner: Path | None, allocator: str = "system") -> Path:
@@ -102,12 +125,15 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
         runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
-        no_time: bool = False, format: str = "console", fail_on: str = "any",
+        instance_timeout: str | None = None, no_time: bool = False, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
         calibration: Path | None = None, show_all: bool = False) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
     runner = harness(runner)
+    options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
+                             no_time=no_time, instance_timeout=instance_timeout)
+    check_runner(runner, options)
     spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
                                 plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()))
     plugins: dict[str, Path] = {}
@@ -118,8 +144,6 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]
     out = revisions.state_dir(repo) / "ab" / f"{shas['base'][:12]}-{shas['cand'][:12]}"
-    options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
-                             no_time=no_time)
     folders = revisions.run_interleaved(runner, subjects, forks, out, options)
 
     # The subject repository's own settings, wherever ab is started from.

@@ -38,6 +38,7 @@ from allocbench.commands import ab
 from allocbench.commands.compare import percent
 from allocbench.config import Config, load as load_config
 from allocbench.errors import UserError
+from allocbench.escape import md_code, terminal
 from allocbench.fileio import write_atomically
 
 POWER = 0.8
@@ -131,9 +132,11 @@ def _summarise(key: compare.Key, name: str, metric: str, changes: list[compare.T
 
 
 def table(found: list[Calibration], markdown: bool) -> str:
+    """The console table or markdown; instance names (from the results) escaped for either."""
     header = ["scenario", "samples/side", "cv", "unstable", "false positives", "MDE",
               "false pos. (interval alone)", "MDE (interval alone)", ""]
-    rows = [[c.name + ("" if c.metric == "ns_per_op" else f" {c.metric}"),
+    name = md_code if markdown else terminal
+    rows = [[name(c.name + ("" if c.metric == "ns_per_op" else f" {c.metric}")),
              str(c.samples_per_side), f"{c.median_cv:.3f}", f"{c.unstable_rounds}/{c.rounds}",
              f"{c.false_positives}/{c.rounds}",
              "—" if c.mde_percent is None else f"{c.mde_percent:.1f}%",
@@ -141,7 +144,7 @@ def table(found: list[Calibration], markdown: bool) -> str:
              "noisy" if c.noisy else ""] for c in found]
     if markdown:
         lines = ["| " + " | ".join(header[:-1]) + " |", "|---|" + "---:|" * (len(header) - 2)]
-        lines += ["| `" + r[0] + "` | " + " | ".join(r[1:-1]) + (" ⚠️ |" if r[-1] else " |")
+        lines += ["| " + r[0] + " | " + " | ".join(r[1:-1]) + (" ⚠️ |" if r[-1] else " |")
                   for r in rows]
         return "\n".join(lines) + "\n"
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
@@ -184,14 +187,16 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
-        config: Path | None = None, threshold: float | None = None, out: Path = DEFAULT_OUT,
-        format: str = "console") -> int:
+        instance_timeout: str | None = None, config: Path | None = None,
+        threshold: float | None = None, out: Path = DEFAULT_OUT, format: str = "console"
+        ) -> int:
     cfg = load_config(config)
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
     runner = ab.harness(runner)
     options = ab.runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
-                                no_time=False)
+                                no_time=False, instance_timeout=instance_timeout)
+    ab.check_runner(runner, options)
     subjects = [revisions.Subject(side, tuple(plugin)) for side in ("a", "b")]
     runs = out.parent / "calibration-runs"
     pairs = []

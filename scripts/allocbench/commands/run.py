@@ -8,12 +8,12 @@ the context, and writes results/<revision>.json and results/<revision>.md.
 from __future__ import annotations
 
 import argparse
-import subprocess
+import signal
 import sys
 from pathlib import Path
 
-from allocbench import packages, project, report, results, revision
-from allocbench.errors import UserError
+from allocbench import packages, proc, project, report, results, revision
+from allocbench.errors import MeasurementFailed, UserError
 from allocbench.fileio import write_atomically
 
 ALLOCATORS = ["system", "jemalloc", "mimalloc", "tcmalloc"]
@@ -24,7 +24,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run this scenario plugin instead of the built-in scenarios "
                              "(repeatable)")
     parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
-    parser.add_argument("--out", type=Path, metavar="FILE",
+    parser.add_argument("--out", type=Path, metavar="FILE.json",
                         help="results file [results/<revision>.json]; the report goes next to "
                              "it as .md")
     parser.add_argument("--allocator", choices=ALLOCATORS, default="system",
@@ -34,13 +34,19 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count-warmup", type=int, metavar="N", help="warm-up ops [1000]")
     parser.add_argument("--count-ops", type=int, metavar="N", help="ops per count window [1000]")
     parser.add_argument("--no-time", action="store_true", help="skip the time pass")
+    parser.add_argument("--instance-timeout", metavar="SECONDS",
+                        help="an instance still running after this long is killed and recorded "
+                             "as failed [600]")
     parser.add_argument("--build-dir", type=Path, default=project.build_dir(),
                         help="CMake build folder [build/release]")
 
 
 def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: str,
         repetitions: int | None, min_time: str | None, count_warmup: int | None,
-        count_ops: int | None, no_time: bool, build_dir: Path) -> int:
+        count_ops: int | None, no_time: bool, build_dir: Path,
+        instance_timeout: str | None = None) -> int:
+    if out is not None:
+        report_path_for(out)   # a bad --out is refused before anything is built or run
     packages.ensure(packages.BUILD_PACKAGES)
     runner = project.runner_path(build_dir, allocator)
     project.configure_and_build(build_dir, targets=[runner.name, "allocbench_builtin"])
@@ -57,17 +63,49 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
         command += ["--plugin", path]
     for flag, value in (("--filter", filter), ("--repetitions", repetitions),
                         ("--min-time", min_time), ("--count-warmup", count_warmup),
-                        ("--count-ops", count_ops)):
+                        ("--count-ops", count_ops), ("--instance-timeout", instance_timeout)):
         if value is not None:
             command += [flag, str(value)]
     if no_time:
         command.append("--no-time")
-    code = subprocess.run(command, check=False).returncode
-    if code not in (0, 1):  # 1: a scenario failed, but the others' results were written
-        return code
-
+    before = _identity(out)
+    code = proc.run(command).returncode
+    if code not in (0, 1):   # 1: a scenario failed, and the others' results were written
+        return _runner_failed(runner, code)
+    if _identity(out) in (None, before):
+        raise MeasurementFailed(f"{runner} exited with code {code} but did not write {out}; "
+                                "its output above says why")
     doc = results.load(out)
-    report_path = out.with_suffix(".md")
+    report_path = report_path_for(out)
     write_atomically(report_path, report.markdown(doc, f"allocbench results: {rev.label}"))
     print(f"allocbench: results in {out}, report in {report_path}", file=sys.stderr)
     return code
+
+
+def report_path_for(out: Path) -> Path:
+    """The markdown report next to the results: results.json → results.md."""
+    if out.suffix != ".json":
+        raise UserError(f"--out {out}: the results file must end in .json (the report is "
+                        "written next to it as .md); e.g. --out results/main.json")
+    return out.with_suffix(".md")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` (inode, modification time), so that a results file left by an
+    earlier run is never reported as this run's."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _runner_failed(runner: Path, code: int) -> int:
+    """allocbench-run's own exit codes pass through (2 bad input, 3 internal error, 130
+    interrupted; it printed why); a death by signal is a measurement that failed."""
+    if code in (2, 3, 130):
+        return code
+    if code < 0:
+        raise MeasurementFailed(f"{runner} was killed by {signal.Signals(-code).name}; "
+                                "the results measured so far are in the .partial file")
+    raise MeasurementFailed(f"{runner} ended with the unexpected exit code {code}")

@@ -9,12 +9,14 @@ interrupted sweep resumes where it stopped. A revision that fails to build, cras
 is recorded with the end of its log and the sweep goes on. Prints the sweep table and writes it
 to <repo>/.allocbench/sweep.md and sweep.csv.
 
-Exit codes: 0 every revision measured, 1 some revision failed (its column shows ✗), 2 bad input.
+Exit codes: 0 every revision measured, 1 some revision failed (its column shows ✗) or an
+instance failed in one, 2 bad input, 3 allocbench's own harness could not be built.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -64,7 +66,11 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allocbench-run for every revision [this checkout's, built if "
                              "needed]")
     parser.add_argument("--timeout", type=float, default=1800, metavar="SECONDS",
-                        help="a run taking longer is recorded as timed out [1800]")
+                        help="a revision's whole run taking longer is recorded as timed out "
+                             "[1800]")
+    parser.add_argument("--instance-timeout", metavar="SECONDS",
+                        help="an instance still running after this long is killed and recorded "
+                             "as failed [allocbench-run's: 600]")
     parser.add_argument("--force", action="store_true",
                         help="measure again even what the store has")
     parser.add_argument("--retry-failed", action="store_true",
@@ -117,11 +123,13 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
               force: bool, retry_failed: bool, time: bool, run_options: list[str]
               ) -> sweeping.Plan:
-    if timeout <= 0:
+    if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     spec = build_spec(repo, config, target, plugin_path, cmake_arg)
     grafts = tuple(grafting.parse(text, repo) for text in graft)
-    return sweeping.Plan(repo, spec, grafts, ab.harness(runner, allocator), allocator,
+    runner = ab.harness(runner, allocator)
+    ab.check_runner(runner, [*run_options, *([] if time else ["--no-time"])])
+    return sweeping.Plan(repo, spec, grafts, runner, allocator,
                          machine_id(machine),
                          Store(store or revisions.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed)
@@ -135,8 +143,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         force: bool = False, retry_failed: bool = False, repetitions: int | None = None,
         min_time: str | None = None, no_time: bool = False,
-        metric: list[str] | None = None, changed_only: bool = False,
-        plot: Path | None = None) -> int:
+        instance_timeout: str | None = None, metric: list[str] | None = None,
+        changed_only: bool = False, plot: Path | None = None) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
     repo = revisions.toplevel(repo or Path.cwd())
@@ -147,7 +155,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                      cmake_arg=cmake_arg or [], config=config, runner=runner, timeout=timeout,
                      force=force, retry_failed=retry_failed, time=not no_time,
                      run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
-                                                   filter=None, no_time=False))
+                                                   filter=None, no_time=False,
+                                                   instance_timeout=instance_timeout))
     metrics = metric or ["bytes_per_op"]
     progress = sweeping.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []
@@ -169,8 +178,12 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         sweep_plot.plot(columns, metrics, plot, changed_only)
     print(text, end="")
     failed = [c for c in columns if not c.ok]
+    instances = sum(bool(r.get("error")) for c in columns if c.ok
+                    for r in c.record["results"]["results"])
     print(f"allocbench: {len(columns) - len(failed)} of {len(columns)} revisions measured"
-          f"{f', {len(failed)} failed (✗ in the table)' if failed else ''}; table in "
+          f"{f', {len(failed)} failed' if failed else ''}"
+          f"{f', {instances} failed instance(s)' if instances else ''}"
+          f"{' (✗ in the table)' if failed or instances else ''}; table in "
           f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or instances else 0
 

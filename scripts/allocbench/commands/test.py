@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from allocbench import packages, project
-from allocbench.errors import UserError
+from allocbench.errors import MeasurementFailed, UserError
 
 SANITIZERS = [("asan", "address"), ("tsan", "thread")]
 
@@ -79,7 +79,7 @@ def run(*, no_sanitizers: bool, keyword: str | None) -> int:
             build = project.build_dir(name)
             try:
                 project.configure_and_build(build, sanitize=sanitize)
-            except UserError as e:
+            except (UserError, MeasurementFailed) as e:
                 print(f"allocbench: error: {e}", file=sys.stderr)
                 tally.append((f"C++ ({name})", 0, 1))
                 continue
