@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from allocbench import packages
 from allocbench.errors import MeasurementFailed, UserError
+from allocbench.escape import terminal
 
 COMMANDS = {
     "run": "build if needed, run the scenarios, write results/<revision>.json and a report",
@@ -80,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return module.run(**args)
     except UserError as e:
-        print(f"allocbench: error: {e}", file=sys.stderr)
+        print(f"allocbench: error: {terminal(str(e), multiline=True)}", file=sys.stderr)
         return 2
     except MeasurementFailed as e:
-        print(f"allocbench: error: {e}", file=sys.stderr)
+        print(f"allocbench: error: {terminal(str(e), multiline=True)}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print("allocbench: interrupted", file=sys.stderr)
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("ALLOCBENCH_DEBUG"):
             traceback.print_exc()
         where = traceback.extract_tb(e.__traceback__)[-1]
-        print(f"allocbench: internal error: {type(e).__name__}: {e} (at {Path(where.filename).name}"
-              f":{where.lineno}); please report it, with the traceback that ALLOCBENCH_DEBUG=1 "
-              "prints", file=sys.stderr)
+        print(f"allocbench: internal error: {type(e).__name__}: {terminal(str(e))} (at "
+              f"{Path(where.filename).name}:{where.lineno}); please report it, with the "
+              "traceback that ALLOCBENCH_DEBUG=1 prints", file=sys.stderr)
         return 3

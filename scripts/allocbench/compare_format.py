@@ -3,16 +3,22 @@
 The markdown follows the benchmarking bots that tracer teams read on every pull request: the
 count of regressions and improvements first, then the regressions with their absolute and
 relative intervals, then a collapsed table of every metric.
+
+Names, units, labels and failure texts come from the results files: each output escapes them
+with its own function (escape.py), the console for the terminal, the comment for markdown.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from allocbench import compare as cmp
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
+from allocbench.escape import md_code, md_text, terminal
 from allocbench.report import format_value
+
+Escape = Callable[[str], str]
 
 # Most urgent first: the order of the console rows and of the markdown sections.
 ORDER = [cmp.FAILED, cmp.WORSE, cmp.NONDETERMINISTIC, cmp.UNSTABLE, cmp.ALLOWED, cmp.BETTER,
@@ -36,8 +42,9 @@ def _values(values: tuple[float, ...], unit: str) -> str:
     return f"{format_value(values[0], unit)}–{format_value(values[-1], unit)}"
 
 
-def exact_delta(change: ExactChange, with_values: bool = False) -> str:
-    """'+96 B (+400.0%)', or '+96 B (24 → 120, +400.0%)'; '—' when forks disagree."""
+def exact_delta(change: ExactChange, with_values: bool = False, text: Escape = terminal) -> str:
+    """'+96 B (+400.0%)', or '+96 B (24 → 120, +400.0%)'; '—' when forks disagree. `text`
+    escapes the unit for the output it goes to."""
     if change.delta is None:
         return "—"
     if change.delta == 0:
@@ -49,48 +56,52 @@ def exact_delta(change: ExactChange, with_values: bool = False) -> str:
     if change.percent is not None:   # +32 B of 213 KB is +0.015%, not +0.0%
         digits = 1 if abs(change.percent) >= 0.1 else 3
         details.append(f"{change.percent:+.{digits}f}%")
-    text = f"{_num(change.delta, signed=True)} {change.unit}"
+    out = f"{_num(change.delta, signed=True)} {text(change.unit)}"
     if details:
-        text += f" ({', '.join(details)})"
+        out += f" ({', '.join(details)})"
     if change.verdict == cmp.ALLOWED:
-        text += f", within budget {change.budget}"
-    return text
+        out += f", within budget {change.budget}"
+    return out
 
 
-def time_interval(change: TimeChange) -> str:
+def time_interval(change: TimeChange, text: Escape = terminal) -> str:
     """'[+1.43 ns; +2.07 ns] or [+12.1%; +17.4%]', as the bots print it."""
     i = change.interval
     if i is None:
         return "—"
-    return (f"[{_num(i.absolute_low, True)} {change.unit}; {_num(i.absolute_high, True)} "
-            f"{change.unit}] or [{100 * i.relative_low:+.1f}%; {100 * i.relative_high:+.1f}%]")
+    unit = text(change.unit)
+    return (f"[{_num(i.absolute_low, True)} {unit}; {_num(i.absolute_high, True)} "
+            f"{unit}] or [{100 * i.relative_low:+.1f}%; {100 * i.relative_high:+.1f}%]")
 
 
-def _time_detail(change: TimeChange) -> str:
-    text = time_interval(change)
+def _time_detail(change: TimeChange, text: Escape) -> str:
+    out = time_interval(change, text)
     if change.p_value is not None:
-        text += f", p = {change.p_value:.2g}"
+        out += f", p = {change.p_value:.2g}"
     if change.reason:
-        text += f"; {change.reason}"
+        out += f"; {text(change.reason)}"
     if change.noise:
-        text += f"; {change.noise}"
-    return text
+        out += f"; {text(change.noise)}"
+    return out
 
 
-def _rows(comparison: Comparison, show_all: bool, by_urgency: bool = True
-          ) -> list[tuple[str, str, str, str, str, str]]:
+def _rows(comparison: Comparison, show_all: bool, code: Escape, text: Escape,
+          by_urgency: bool = True) -> list[tuple[str, str, str, str, str, str]]:
     """(verdict, instance, metric, base, candidate, change) rows, most urgent first or in the
-    order of the instances and fields."""
+    order of the instances and fields; names and metrics escaped by `code`, the rest by
+    `text`."""
     rows = []
     for inst in comparison.instances:
+        name = code(inst.name)
         if inst.failure:
-            rows.append((cmp.FAILED, inst.name, "", "", "", inst.failure))
+            rows.append((cmp.FAILED, name, "", "", "", text(inst.failure)))
         for c in inst.exact:
-            rows.append((c.verdict, inst.name, c.metric, _values(c.base, c.unit),
-                         _values(c.cand, c.unit), exact_delta(c)))
+            rows.append((c.verdict, name, code(c.metric), _values(c.base, c.unit),
+                         _values(c.cand, c.unit), exact_delta(c, text=text)))
         for t in inst.time:
-            rows.append((t.verdict, inst.name, t.metric, f"{_num(t.base_mean)} {t.unit}",
-                         f"{_num(t.cand_mean)} {t.unit}", _time_detail(t)))
+            unit = text(t.unit)
+            rows.append((t.verdict, name, code(t.metric), f"{_num(t.base_mean)} {unit}",
+                         f"{_num(t.cand_mean)} {unit}", _time_detail(t, text)))
     rows = [r for r in rows if show_all or r[0] != cmp.SAME]
     return sorted(rows, key=lambda r: ORDER.index(r[0])) if by_urgency else rows
 
@@ -115,14 +126,17 @@ def summary(comparison: Comparison) -> str:
             f"{_plural(t[cmp.BETTER], 'improvement')}; {', '.join(parts)}.")
 
 
-def gate_line(comparison: Comparison, fail_on: str) -> str:
+def gate_line(comparison: Comparison, fail_on: str, text: Escape = terminal) -> str:
+    """'Gate passed: …' or 'Gate failed: …' naming each failing instance and metric, escaped by
+    `text` for the output it goes to."""
     failing = cmp.gated(comparison, fail_on)
     if not failing:
         return f"Gate passed: no gated regression (--fail-on {fail_on})."
     by_instance: dict[str, list[str]] = {}
     for name, metric in failing:
         by_instance.setdefault(name, []).append(metric)
-    where = "; ".join(f"{name} ({', '.join(metrics)})" for name, metrics in by_instance.items())
+    where = "; ".join(f"{text(name)} ({', '.join(map(text, metrics))})"
+                      for name, metrics in by_instance.items())
     return (f"Gate failed: {_plural(len(failing), 'gated regression')} (--fail-on {fail_on}) "
             f"in {where}.")
 
@@ -138,11 +152,11 @@ def _method(comparison: Comparison) -> str:
 
 
 def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str:
-    out = [f"base:      {comparison.base.label} ({comparison.base.path}, "
-           f"{_plural(len(comparison.base.docs), 'file')})",
-           f"candidate: {comparison.cand.label} ({comparison.cand.path}, "
-           f"{_plural(len(comparison.cand.docs), 'file')})", "", summary(comparison)]
-    rows = _rows(comparison, show_all)
+    out = [f"{title} {terminal(side.label)} ({terminal(str(side.path))}, "
+           f"{_plural(len(side.docs), 'file')})"
+           for title, side in (("base:     ", comparison.base), ("candidate:", comparison.cand))]
+    out += ["", summary(comparison)]
+    rows = _rows(comparison, show_all, code=terminal, text=terminal)
     if rows:
         table = [("verdict", "scenario", "metric", "base", "candidate", "change")] + rows
         widths = [max(len(r[i]) for r in table) for i in range(5)]
@@ -153,7 +167,7 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str
             out.append("  ".join(cells).rstrip())
     for what, names in (("added", comparison.added), ("removed", comparison.removed)):
         if names:
-            out.append(f"{what}: {', '.join(names)}")
+            out.append(f"{what}: {', '.join(map(terminal, names))}")
     out += ["", gate_line(comparison, fail_on)]
     return "\n".join(out) + "\n"
 
@@ -161,18 +175,18 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str
 def _bullets(inst: InstanceComparison, verdicts: tuple[str, ...]) -> list[str]:
     lines = []
     if inst.failure and cmp.FAILED in verdicts:
-        lines.append(f"- {MARK[cmp.FAILED]} failed in the {inst.failure}")
+        lines.append(f"- {MARK[cmp.FAILED]} failed in the {md_text(inst.failure)}")
     for c in inst.exact:
         if c.verdict in verdicts:
             if c.delta is None:
                 detail = (f"base {_values(c.base, c.unit)}, candidate {_values(c.cand, c.unit)} "
-                          f"{c.unit} (forks disagree)")
+                          f"{md_text(c.unit)} (forks disagree)")
             else:
-                detail = exact_delta(c, with_values=True)
-            lines.append(f"- {MARK[c.verdict]} `{c.metric}` {detail}")
+                detail = exact_delta(c, with_values=True, text=md_text)
+            lines.append(f"- {MARK[c.verdict]} {md_code(c.metric)} {detail}")
     for t in inst.time:
         if t.verdict in verdicts:
-            lines.append(f"- {MARK[t.verdict]} `{t.metric}` {_time_detail(t)}")
+            lines.append(f"- {MARK[t.verdict]} {md_code(t.metric)} {_time_detail(t, md_text)}")
     return lines
 
 
@@ -181,15 +195,15 @@ def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...]) -> l
     for inst in comparison.instances:
         bullets = _bullets(inst, verdicts)
         if bullets:
-            out += ["", f"scenario:`{inst.name}`", ""] + bullets
+            out += ["", f"scenario:{md_code(inst.name)}", ""] + bullets
     return [f"### {title}"] + out + [""] if out else []
 
 
 def markdown(comparison: Comparison, fail_on: str) -> str:
     b, c = comparison.base, comparison.cand
     mark = "❌ " if cmp.gated(comparison, fail_on) else "✅ "
-    out = [f"## allocbench: `{b.label}` → `{c.label}`", "", f"**{summary(comparison)}**", "",
-           mark + gate_line(comparison, fail_on), ""]
+    out = [f"## allocbench: {md_code(b.label)} → {md_code(c.label)}", "",
+           f"**{summary(comparison)}**", "", mark + gate_line(comparison, fail_on, md_text), ""]
     out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE))
     out += _section(comparison, "Improvements", (cmp.BETTER,))
     out += _section(comparison, "Unstable or nondeterministic (never gate)",
@@ -197,17 +211,16 @@ def markdown(comparison: Comparison, fail_on: str) -> str:
     out += _section(comparison, "Within budget", (cmp.ALLOWED,))
     for what, names in (("Added", comparison.added), ("Removed", comparison.removed)):
         if names:
-            out += [f"### {what} scenarios", "", *(f"- `{n}`" for n in names), ""]
-    rows = _rows(comparison, show_all=True, by_urgency=False)
+            out += [f"### {what} scenarios", "", *(f"- {md_code(n)}" for n in names), ""]
+    rows = _rows(comparison, show_all=True, code=md_code, text=md_text, by_urgency=False)
     out += ["<details>",
             f"<summary>All {_plural(len(rows), 'metric')} of "
             f"{_plural(len(comparison.instances), 'scenario instance')}</summary>", "",
             "| scenario | metric | base | candidate | change | verdict |",
             "|---|---|---:|---:|---|---|"]
     for verdict, name, metric, base, cand, change in rows:
-        metric_cell = f"`{metric}`" if metric else ""
         verdict_cell = f"{MARK[verdict]} {verdict}".strip()
-        out.append(f"| `{name}` | {metric_cell} | {base} | {cand} | {change} | {verdict_cell} |")
+        out.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
     out += ["", "</details>", "", f"<sub>{_method(comparison)}</sub>"]
     return "\n".join(out) + "\n"
 

@@ -15,8 +15,9 @@ BUILD_PACKAGES = [
     "libbenchmark-dev", "libgtest-dev", "nlohmann-json3-dev",
     "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
 ]
-# yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise)
-TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib"]
+# yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise);
+# cmark-gfm: the escaping test renders our markdown as GitHub does
+TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib", "cmark-gfm"]
 # Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
 PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 

@@ -2,6 +2,8 @@
 
 Columns come from the document's own 'fields' list (written by allocbench-run from the same
 list that drives its JSON and console table), so the report cannot disagree with either.
+Every text of the document (names, errors, units, the context) is escaped for markdown
+(escape.py): a results file may come from anywhere.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from allocbench import scaling
+from allocbench.escape import md_code, md_text
 from allocbench.results import metric
 
 
@@ -25,20 +28,27 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:.3f}"
 
 
+def _text(value: Any) -> str:
+    return md_text(str(value))
+
+
 def _context_lines(context: dict[str, Any]) -> list[str]:
     revision = context.get("revision") or {}
     allocator = context.get("allocator", {})
+    host, cpu = context.get("host", {}), context.get("cpu", {})
+    harness = context.get("harness", {})
     lines = []
     if revision:
         dirty = " (uncommitted changes)" if revision.get("dirty") else ""
-        lines.append(f"- revision: `{revision.get('describe') or revision.get('sha')}`{dirty}")
+        described = str(revision.get("describe") or revision.get("sha"))
+        lines.append(f"- revision: {md_code(described)}{dirty}")
     lines += [
-        f"- allocator: {allocator.get('name')} {allocator.get('version')}",
-        f"- host: {context.get('host', {}).get('name')}, "
-        f"{context.get('cpu', {}).get('model')} × {context.get('cpu', {}).get('logical_cpus')}",
-        f"- harness: allocbench {context.get('harness', {}).get('version')}, "
-        f"{context.get('harness', {}).get('compiler')}",
-        f"- date: {context.get('date')}",
+        f"- allocator: {_text(allocator.get('name'))} {_text(allocator.get('version'))}",
+        f"- host: {_text(host.get('name'))}, {_text(cpu.get('model'))} × "
+        f"{_text(cpu.get('logical_cpus'))}",
+        f"- harness: allocbench {_text(harness.get('version'))}, "
+        f"{_text(harness.get('compiler'))}",
+        f"- date: {_text(context.get('date'))}",
     ]
     count = context.get("count")
     if count:
@@ -66,8 +76,8 @@ def _scaling_lines(results: list[dict[str, Any]]) -> list[str]:
     for f in found:
         points = ", ".join(f"{x}: {_number(y)}" for x, y in f.points)
         exact = " (exact)" if f.exact else ""
-        lines.append(f"| `{f.label}` | {f.argument} | {_number(f.slope)}{exact} | "
-                     f"{_number(f.intercept)} | {points} |")
+        lines.append(f"| {md_code(f.label)} | {md_text(f.argument)} | "
+                     f"{_number(f.slope)}{exact} | {_number(f.intercept)} | {points} |")
     return lines
 
 
@@ -78,31 +88,31 @@ def _counter_lines(results: list[dict[str, Any]]) -> list[str]:
     lines = ["", "## Counters reported by scenarios", "", "| scenario | counter | value |",
              "|---|---|---:|"]
     for instance, name, c in rows:
-        unit = f" {c['unit']}" if c.get("unit") else ""
-        lines.append(f"| `{instance}` | {name} | {_number(c['value'])}{unit} |")
+        unit = f" {md_text(c['unit'])}" if c.get("unit") else ""
+        lines.append(f"| {md_code(instance)} | {md_text(name)} | {_number(c['value'])}{unit} |")
     return lines
 
 
 def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
     columns = [f for f in doc["fields"] if f.get("column")]
-    header = ["scenario"] + [f["column"] for f in columns]
+    header = ["scenario"] + [md_text(f["column"]) for f in columns]
     rows = []
     notes = []
     for r in doc["results"]:
-        name = f"`{r['name']}`"
+        cell = code = md_code(r["name"])
         alloc = r.get("alloc") or {}
         if alloc and not alloc.get("steady", True):
-            name += " \\*"
-            notes.append(f"- \\* `{r['name']}` is not steady: {alloc.get('steady_reason')}")
+            cell += " \\*"
+            notes.append(f"- \\* {code} is not steady: {_text(alloc.get('steady_reason'))}")
         if r.get("error"):
-            name += " !"
-            notes.append(f"- ! `{r['name']}` failed: {r['error']}")
+            cell += " !"
+            notes.append(f"- ! {code} failed: {md_text(r['error'])}")
         cells = []
         for f in columns:
             value = metric(r, f)
             cells.append("-" if value is None else format_value(value, f["unit"]))
-        rows.append([name] + cells)
-    out = [f"# {title}", ""] + _context_lines(doc["context"]) + [""]
+        rows.append([cell] + cells)
+    out = [f"# {md_text(title)}", ""] + _context_lines(doc["context"]) + [""]
     out.append("| " + " | ".join(header) + " |")
     out.append("|---|" + "---:|" * len(columns))
     out += ["| " + " | ".join(row) + " |" for row in rows]

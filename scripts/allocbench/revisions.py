@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 
 from allocbench import proc
 from allocbench.errors import MeasurementFailed, UserError
+from allocbench.escape import terminal
 from allocbench.revision import Revision
 from allocbench.revision import git as _git
 
@@ -31,7 +32,7 @@ _SAFE_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*$")
 
 
 def _print(what: str) -> None:
-    print(f"allocbench: {what}", file=sys.stderr, flush=True)
+    print(f"allocbench: {terminal(what)}", file=sys.stderr, flush=True)
 
 
 _announcers: list[Callable[[str], None]] = [_print]

@@ -3,7 +3,8 @@ scenario, revisions in sweep order along x. A revision that failed is a gap in e
 label reads "✗"; time is not drawn (it is directional; the table has it).
 
 The format follows the file name: .svg (text kept as text, so it can be searched and diffed),
-.png or .pdf. Needs python3-matplotlib, installed on first use.
+.png or .pdf. Needs python3-matplotlib, installed on first use. Labels, names and column titles
+go through plot_label (escape.py): a `$` in a tag or a name is drawn, not parsed as mathtext.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from allocbench import packages, sweep_table
 from allocbench.errors import UserError
+from allocbench.escape import plot_label
 
 FORMATS = (".svg", ".png", ".pdf")
 
@@ -39,7 +41,8 @@ def plot(columns: list[sweep_table.Column], metrics: list[str], path: Path,
         raise UserError(f"--plot {path}: no scenario to draw"
                         f"{' (none changes; drop --changed-only)' if changed_only else ''}")
     known = sweep_table.fields(columns)
-    labels = [c.label if c.ok or c.record is None else f"{c.label} ✗" for c in columns]
+    labels = [plot_label(c.label if c.ok or c.record is None else f"{c.label} ✗")
+              for c in columns]
     with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "allocbench"}):
         figure, axes = plt.subplots(len(metrics), 1, squeeze=False, sharex=True,
                                     figsize=(max(6.0, 0.7 * len(columns) + 3), 3.2 * len(metrics)))
@@ -49,8 +52,8 @@ def plot(columns: list[sweep_table.Column], metrics: list[str], path: Path,
                 values = [sweep_table.value(c, name, "alloc", metric) for c in columns]
                 axis.plot(range(len(columns)),
                           [float("nan") if isinstance(v, str) else v for v in values],
-                          marker="o", markersize=3, label=name)
-            axis.set_ylabel(f"{field.get('column') or metric} (exact)")
+                          marker="o", markersize=3, label=plot_label(name))
+            axis.set_ylabel(f"{plot_label(field.get('column') or metric)} (exact)")
             axis.set_ylim(bottom=0)  # bytes start at zero: no exaggerated steps
             axis.grid(True, alpha=0.3)
         axes[-1, 0].set_xticks(range(len(columns)), labels, rotation=45, ha="right")

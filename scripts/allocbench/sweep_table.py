@@ -5,6 +5,9 @@ directional and no Δ (one process per revision: read trends, not points).
 Cells: a number; ✗ the revision failed (build, run or timeout — see the notes); – the scenario is
 not in that revision's plugin (graft today's scenarios with --graft to measure it there); · not
 measured yet. Metrics and their units come from the results' own field list.
+
+Labels (git tags), names, error lines and log paths come from git and from stores that may have
+been merged from other machines: every one is escaped for markdown or CSV (escape.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from allocbench import results
 from allocbench.errors import UserError
+from allocbench.escape import csv_cell, md_code, md_text
 from allocbench.store import problem
 
 FAILED, ABSENT, UNMEASURED = "✗", "–", "·"
@@ -96,8 +100,8 @@ def _delta(values: list[float | str]) -> tuple[float, float | None, int, int] | 
 
 def _table(columns: list[Column], names: list[str], section: str, key: str, with_delta: bool
            ) -> tuple[list[str], bool]:
-    first, last = columns[0].label, columns[-1].label
-    head = ["scenario", *(c.label for c in columns)]
+    first, last = md_text(columns[0].label), md_text(columns[-1].label)
+    head = ["scenario", *(md_text(c.label) for c in columns)]
     if with_delta:
         head += [f"Δ {first} → {last}", "Δ %"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
@@ -119,7 +123,7 @@ def _table(columns: list[Column], names: list[str], section: str, key: str, with
                 else:
                     cells += [f"{change:+g}{mark}",
                               "" if percent is None else f"{percent:+.1f}%"]
-        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+        lines.append(f"| {md_code(name)} | " + " | ".join(cells) + " |")
     return lines, partial
 
 
@@ -132,14 +136,15 @@ def markdown(columns: list[Column], metrics: list[str], changed_only: bool = Fal
         shown = changed(columns, names, metrics)
         if len(shown) < len(names):
             out += [f"_{len(names) - len(shown)} of {len(names)} scenarios have the same "
-                    f"{', '.join(metrics)} in every revision and are not shown._", ""]
+                    f"{', '.join(map(md_text, metrics))} in every revision and are not "
+                    "shown._", ""]
         names = shown
         if not names:
             return "\n".join(out + _notes(columns)).rstrip() + "\n"
     for metric in metrics:
         field = known.get(("alloc", metric), {"column": metric, "unit": ""})
         title = field.get("column") or metric
-        out += [f"#### {title} — exact", ""]
+        out += [f"#### {md_text(title)} — exact", ""]
         lines, partial = _table(columns, names, "alloc", metric, with_delta=True)
         out += lines
         if partial:
@@ -152,18 +157,18 @@ def markdown(columns: list[Column], metrics: list[str], changed_only: bool = Fal
         out += _table(columns, names, *TIME, with_delta=False)[0]
         machines = sorted({c.record["machine"] for c in columns if c.ok})
         if len(machines) > 1:
-            out.append(f"\nMeasured on {', '.join(machines)}: times of different machines do "
-                       "not compare.")
+            out.append(f"\nMeasured on {', '.join(map(md_text, machines))}: times of different "
+                       "machines do not compare.")
         out.append("")
     out += _notes(columns)
     return "\n".join(out).rstrip() + "\n"
 
 
 def name(column: Column) -> str:
-    """`v1.2` (1a2b3c4d5e), or the short sha alone when that is the label."""
+    """`v1.2` (1a2b3c4d5e), or the short sha alone when that is the label (markdown)."""
     if column.label == column.sha[:len(column.label)]:
-        return f"`{column.label}`"
-    return f"`{column.label}` ({column.sha[:10]})"
+        return md_code(column.label)
+    return f"{md_code(column.label)} ({md_text(column.sha[:10])})"
 
 
 def _notes(columns: list[Column]) -> list[str]:
@@ -173,12 +178,13 @@ def _notes(columns: list[Column]) -> list[str]:
             notes.append(f"- {UNMEASURED} {name(c)}: not measured yet")
         elif not c.ok:
             status, _, error = problem(c.record).partition(": ")
-            notes.append(f"- {FAILED} {name(c)} {status}: `{error}` — log: "
-                         f"{c.record.get('log', 'n/a')}")
+            error = f": {md_code(error)}" if error else ""
+            notes.append(f"- {FAILED} {name(c)} {md_text(status)}{error} — log: "
+                         f"{md_text(c.record.get('log', 'n/a'))}")
     harnesses = {c.record["results"]["context"].get("harness", {}).get("version")
                  for c in columns if c.ok}
     if len(harnesses) > 1:
-        versions = ", ".join(sorted(map(str, harnesses)))
+        versions = ", ".join(md_text(v) for v in sorted(map(str, harnesses)))
         notes.append(f"- measured by allocbench-run versions {versions}: rerun with --force to "
                      "measure everything with one")
     recipes = {c.record["recipe"] for c in columns if c.record is not None}
@@ -189,12 +195,14 @@ def _notes(columns: list[Column]) -> list[str]:
 
 
 def csv_text(columns: list[Column], metrics: list[str], changed_only: bool = False) -> str:
-    """metric, scenario, one column per revision, delta, delta_percent; gaps are empty."""
+    """metric, scenario, one column per revision, delta, delta_percent; gaps are empty. Text
+    cells cannot be taken for formulas (csv_cell); numbers are written as they are."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["metric", "scenario", *(c.label for c in columns), "delta", "delta_percent"])
-    writer.writerow(["sha", "", *(c.sha for c in columns), "", ""])
-    writer.writerow(["status", "", *(c.record["status"] if c.record else "not_measured"
+    writer.writerow(["metric", "scenario", *(csv_cell(c.label) for c in columns), "delta",
+                     "delta_percent"])
+    writer.writerow(["sha", "", *(csv_cell(c.sha) for c in columns), "", ""])
+    writer.writerow(["status", "", *(csv_cell(c.record["status"]) if c.record else "not_measured"
                                      for c in columns), "", ""])
     rows = [("alloc", m) for m in metrics]
     if any(c.ok and c.record["time_measured"] for c in columns):
@@ -206,7 +214,8 @@ def csv_text(columns: list[Column], metrics: list[str], changed_only: bool = Fal
         for name in names:
             values = [value(c, name, section, key) for c in columns]
             delta = _delta(values) if section == "alloc" else None
-            writer.writerow([key, name, *("" if isinstance(v, str) else f"{v:g}" for v in values),
+            writer.writerow([csv_cell(key), csv_cell(name),
+                             *("" if isinstance(v, str) else f"{v:g}" for v in values),
                              "" if delta is None else f"{delta[0]:g}",
                              "" if delta is None or delta[1] is None else f"{delta[1]:.2f}"])
     return buffer.getvalue()

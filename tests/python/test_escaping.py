@@ -1,0 +1,452 @@
+"""Escaping: every writer passes outside text (names, labels, errors, units, subjects) through
+the function of its output (escape.py), and hostile text comes out as text.
+
+The unit tests pin each function on hand-derived strings. The end-to-end tests render the
+pull-request comment, the run report and the sweep table of documents whose names, labels and
+errors are hostile, turn the markdown into HTML with cmark-gfm as GitHub does (raw HTML let
+through: the test proves our escaping, not cmark's), and check the HTML's structure and that
+every hostile text reads exactly as it was (control characters as visible escapes).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import subprocess
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from allocbench import bisection, compare, compare_format, config, report, sweep, sweep_table
+from allocbench.commands import bisect, calibrate
+from allocbench.errors import UserError
+from allocbench.escape import csv_cell, md_code, md_text, plot_label, terminal
+
+DATA = Path(__file__).parent / "data"
+CMARK = Path("/usr/bin/cmark-gfm")
+
+HOSTILE = ["</details>", "<script>alert(1)</script>", "a|b", "x`y", "line1\nline2",
+           "\x1b[31mred", "[link](javascript:alert(1))", "=1+1", "# heading", "**bold**",
+           "a\\|b", "_under_ $x$ ~~s~~ &amp; <!-- c -->", "- 1. > quote", "``` fence"]
+ERROR = "boom </details>\n<script>alert(2)</script> | `tick` <details>"
+
+
+# --- the functions -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("span_creation/web_span", "span_creation/web_span"),
+    ("a\nb\tc\rd", "a\\nb\\tc\\rd"),
+    ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+    ("\x00\x07\x7f\x9b\x85", "\\x00\\x07\\x7f\\x9b\\x85"),
+    ("é → 🟥 ⚠️ ✗", "é → 🟥 ⚠️ ✗"),
+])
+def test_terminal_makes_control_characters_visible(text, expected):
+    assert terminal(text) == expected
+
+
+def test_terminal_multiline_keeps_only_newlines():
+    assert terminal("make: x\r\nerror\x1b[2J\tok\n", multiline=True) == (
+        "make: x\\r\nerror\\x1b[2J\\tok\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("span_creation/web_span", "`span_creation/web_span`"),
+    ("ground_truth/sized/bytes:24", "`ground_truth/sized/bytes:24`"),
+    ("</details>", "`</details>`"),
+    ("**bold**", "`**bold**`"),
+    ("x`y", "``x`y``"),
+    ("a``b`c", "```a``b`c```"),
+    ("`x", "`` `x ``"),
+    ("x`", "`` x` ``"),
+    (" a ", "`  a  `"),
+    (" ", "` `"),
+    ("a|b", "`a`\\|`b`"),
+    ("|a||", "\\|`a`\\|\\|"),
+    ("a\\|b", "`a\\`\\|`b`"),
+    ("line1\nline2", "`line1\\nline2`"),
+    ("\x1b[31mred", "`\\x1b[31mred`"),
+    ("", ""),
+])
+def test_md_code(text, expected):
+    assert md_code(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("candidate: SkipWithError: the tag table is full",
+     "candidate: SkipWithError: the tag table is full"),
+    ("bytes_per_op, g++ 12.2.0 @ 2.50GHz (x) 2026-11-30T01:00:00Z /l/c.log 0.1.0",
+     "bytes_per_op, g++ 12.2.0 @ 2.50GHz (x) 2026-11-30T01:00:00Z /l/c.log 0.1.0"),
+    ("</details><script>", "\\</details\\>\\<script\\>"),
+    ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))"),
+    ("![i](y)", "!\\[i\\](y)"),
+    ("a|b\\c", "a\\|b\\\\c"),
+    ("`code` **b** *i* _i_ __b__ ~~s~~",
+     "\\`code\\` \\*\\*b\\*\\* \\*i\\* \\_i\\_ \\_\\_b\\_\\_ \\~\\~s\\~\\~"),
+    ("{a} &amp; $x$", "\\{a\\} \\&amp; \\$x\\$"),
+    ("snake_case é_x _x x_", "snake_case é_x \\_x x\\_"),
+    ("# heading", "\\# heading"),
+    ("- item", "\\- item"),
+    ("+ item", "\\+ item"),
+    ("=1+1", "\\=1+1"),
+    ("---", "\\---"),
+    ("  - x", "  \\- x"),
+    ("1. x", "1\\. x"),
+    ("12) x", "12\\) x"),
+    ("1.", "1\\."),
+    ("1.5 B", "1.5 B"),
+    ("> quote", "\\> quote"),
+    ("a\nb\x1b", "a\\\\nb\\\\x1b"),
+])
+def test_md_text(text, expected):
+    assert md_text(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("=1+1", "'=1+1"), ("+1", "'+1"), ("-x", "'-x"), ("@SUM(A1)", "'@SUM(A1)"),
+    ("\tx", "'\tx"), ("\rx", "'\rx"), ("v1.2", "v1.2"), ("a=b", "a=b"), ("", ""),
+])
+def test_csv_cell(text, expected):
+    assert csv_cell(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("v1.2", "v1.2"), ("$x$", "\\$x\\$"), ("cost $5", "cost \\$5"),
+    ("a\nb", "a\\nb"), ("_hidden", " _hidden"),
+])
+def test_plot_label(text, expected):
+    assert plot_label(text) == expected
+
+
+# --- rendering markdown as GitHub does -----------------------------------------------------
+
+class Html(HTMLParser):
+    """What the assertions look at in cmark-gfm's HTML: how often each tag opens and closes,
+    the text of each block (p, li, headings, summary, cells) and the cells of each table row,
+    with whether the row lies inside a <details>."""
+
+    BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "summary", "th", "td", "sub"}
+
+    def __init__(self, markup: str):
+        super().__init__()
+        self.starts: Counter[str] = Counter()
+        self.ends: Counter[str] = Counter()
+        self.stack: list[str] = []
+        self.blocks: list[tuple[str, str]] = []
+        self.rows: list[tuple[list[str], bool]] = []
+        self._text: list[list[str]] = []
+        self.feed(markup)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self.starts[tag] += 1
+        self.stack.append(tag)
+        if tag == "tr":
+            self.rows.append(([], "details" in self.stack))
+        if tag in self.BLOCKS:
+            self._text.append([])
+
+    def handle_endtag(self, tag: str) -> None:
+        self.ends[tag] += 1
+        if tag in self.stack:
+            while self.stack.pop() != tag:
+                pass
+        if tag in self.BLOCKS and self._text:
+            text = "".join(self._text.pop())
+            self.blocks.append((tag, text))
+            if tag in ("th", "td"):
+                self.rows[-1][0].append(text)
+
+    def handle_data(self, data: str) -> None:
+        if self._text:
+            self._text[-1].append(data)
+
+    def texts(self, tag: str) -> list[str]:
+        return [text for t, text in self.blocks if t == tag]
+
+
+def github(markdown: str) -> Html:
+    if not CMARK.exists():
+        pytest.fail(f"{CMARK} not found: install it with `apt-get install -y cmark-gfm` "
+                    "(./allocbench test installs it with the other test packages)")
+    done = subprocess.run([str(CMARK), "--extension", "table", "--extension", "strikethrough",
+                           "--extension", "autolink", "--unsafe"], input=markdown,
+                          capture_output=True, text=True, check=True)
+    return Html(done.stdout)
+
+
+def assert_one_even_table(html: Html, body_rows: int) -> list[list[str]]:
+    """The body rows' cells, after checking that there is one table, of a header and
+    `body_rows` rows, all with the same number of cells."""
+    assert html.starts["table"] == 1
+    assert len({len(cells) for cells, _ in html.rows}) == 1, html.rows
+    assert len(html.rows) == 1 + body_rows
+    return [cells for cells, _ in html.rows[1:]]
+
+
+def assert_terminal_safe(text: str) -> None:
+    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+    assert not bad, (bad, text)
+
+
+# --- the pull-request comment and the console ----------------------------------------------
+
+BASE_LABEL, CAND_LABEL = "</details> `v1`", "=1+1 <b>x</b> | y\n"
+
+
+def hostile_comparison(tmp_path: Path) -> compare.Comparison:
+    """The golden comparison (tests/python/data/compare) with every instance renamed to a
+    hostile name on both sides, more instances for the rest of the names, hostile labels, a
+    hostile unit and a hostile failure."""
+    docs = {side: json.loads((DATA / "compare" / f"{side}.json").read_text())
+            for side in ("base", "cand")}
+    originals = list(dict.fromkeys(r["name"] for d in docs.values() for r in d["results"]))
+    names = dict(zip(originals, HOSTILE))
+    for extra in HOSTILE[len(originals):]:
+        for doc in docs.values():
+            copied = copy.deepcopy(doc["results"][0])
+            copied["name"] = copied["scenario"] = extra
+            doc["results"].append(copied)
+    for side, doc in docs.items():
+        doc["context"]["revision"]["describe"] = BASE_LABEL if side == "base" else CAND_LABEL
+        for field in doc["fields"]:
+            if field["key"] == "bytes_per_op":
+                field["unit"] = "B|<i>"
+        for r in doc["results"]:
+            if r["name"] in names:
+                r["name"] = r["scenario"] = names[r["name"]]
+            if r.get("error"):
+                r["error"] = ERROR
+        (tmp_path / f"{side}.json").write_text(json.dumps(doc))
+    return compare.compare(compare.load_side(tmp_path / "base.json"),
+                           compare.load_side(tmp_path / "cand.json"),
+                           config.load(DATA / "compare" / "allocbench.toml"))
+
+
+def test_comment_keeps_hostile_names_and_errors_as_text(tmp_path):
+    comparison = hostile_comparison(tmp_path)
+    assert {i.name for i in comparison.instances} | set(comparison.added) | set(
+        comparison.removed) == set(HOSTILE)
+    html = github(compare_format.markdown(comparison, "any"))
+
+    assert (html.starts["details"], html.ends["details"]) == (1, 1)
+    assert html.starts["script"] == 0
+    allowed = {"h2", "h3", "p", "strong", "em", "ul", "li", "code", "details", "summary",
+               "table", "thead", "tbody", "tr", "th", "td", "sub"}
+    assert set(html.starts) <= allowed, set(html.starts) - allowed
+    assert html.rows and all(inside for _, inside in html.rows)   # the table stays in <details>
+
+    expected = [(terminal(i.name), bool(i.failure)) for i in comparison.instances
+                for _ in range(bool(i.failure) + len(i.exact) + len(i.time))]
+    cells = assert_one_even_table(html, len(expected))
+    assert [(row[0], row[-1] == "❌ failed") for row in cells] == expected
+    failed = [row for row in cells if row[-1] == "❌ failed"]
+    assert [row[4] for row in failed] == [f"candidate: {terminal(ERROR)}"]
+    assert "+96 B|<i> (+400.0%)" in [row[4] for row in cells]
+
+    assert html.texts("h2") == [f"allocbench: {terminal(BASE_LABEL)} → {terminal(CAND_LABEL)}"]
+    scenarios = [t.removeprefix("scenario:") for t in html.texts("p") if t.startswith("scenario:")]
+    assert set(scenarios) <= {terminal(n) for n in HOSTILE} and len(scenarios) >= 4
+    assert f"❌ failed in the candidate: {terminal(ERROR)}" in html.texts("li")
+    added = [t for t in html.texts("li") if t in {terminal(n) for n in HOSTILE}]
+    assert added == [terminal(n) for n in (*comparison.added, *comparison.removed)]
+    gate = next(t for t in html.texts("p") if t.startswith("❌ Gate failed"))
+    for name, _ in compare.gated(comparison, "any"):
+        assert terminal(name) in gate
+
+
+def test_console_prints_no_control_characters(tmp_path):
+    comparison = hostile_comparison(tmp_path)
+    text = compare_format.console(comparison, "any", show_all=True)
+    assert_terminal_safe(text)
+    lines = text.splitlines()
+    assert lines[0].startswith(f"base:      {terminal(BASE_LABEL)} (")
+    for inst in comparison.instances:
+        assert any(terminal(inst.name) in line for line in lines[4:]), inst.name
+    assert f"candidate: {terminal(ERROR)}" in text
+
+
+# --- the run report ------------------------------------------------------------------------
+
+def test_report_keeps_hostile_names_context_and_errors_as_text():
+    doc = json.loads((DATA / "results_small.json").read_text())
+    template = doc["results"][0]
+    doc["results"] = []
+    for i, name in enumerate(HOSTILE):
+        r = copy.deepcopy(template)
+        r["name"] = r["scenario"] = name
+        if i % 3 == 1:
+            r["alloc"]["steady"], r["alloc"]["steady_reason"] = False, f"{ERROR} ({i})"
+        if i % 3 == 2:
+            r["error"] = f"{ERROR} ({i})"
+        r["counters"] = {name: {"value": 3, "unit": "<b>u</b>|"}}
+        doc["results"].append(r)
+    context = doc["context"]
+    context["revision"]["describe"] = BASE_LABEL
+    context["host"]["name"] = "<script>alert(3)</script>"
+    context["cpu"]["model"] = "**fast** | cpu\x1b[2J"
+    context["harness"]["compiler"] = "g++ `x` <img src=x>"
+    context["date"] = "</details>\n# 2026"
+    doc["fields"][0]["column"] = "B/op|<i>x</i>"
+    html = github(report.markdown(doc, "results: # [x](y)"))
+
+    assert html.starts["script"] == 0 and html.starts["details"] == 0
+    allowed = {"h1", "h2", "p", "ul", "li", "code", "table", "thead", "tbody", "tr", "th", "td",
+               "em"}
+    assert set(html.starts) <= allowed, set(html.starts) - allowed
+    assert html.texts("h1") == ["results: # [x](y)"]
+    items = html.texts("li")
+    assert f"revision: {terminal(BASE_LABEL)}" in items
+    assert ("host: <script>alert(3)</script>, **fast** | cpu\\x1b[2J × 2") in items
+    assert "harness: allocbench 0.1.0, g++ `x` <img src=x>" in items
+    assert "date: </details>\\n# 2026" in items
+
+    main, counters = html.rows[:1 + len(HOSTILE)], html.rows[1 + len(HOSTILE):]
+    assert {len(cells) for cells, _ in main} == {1 + len([f for f in doc["fields"]
+                                                          if f.get("column")])}
+    assert main[0][0][1] == "B/op|<i>x</i>"
+    marks = {1: " *", 2: " !"}
+    assert [cells[0] for cells, _ in main[1:]] == [
+        terminal(n) + marks.get(i % 3, "") for i, n in enumerate(HOSTILE)]
+    assert {len(cells) for cells, _ in counters} == {3}
+    assert [cells[:2] for cells, _ in counters[1:]] == [[terminal(n)] * 2 for n in HOSTILE]
+    assert {cells[2] for cells, _ in counters[1:]} == {"3 <b>u</b>|"}
+    for i, name in enumerate(HOSTILE):
+        if i % 3 == 1:
+            assert f"* {terminal(name)} is not steady: {terminal(ERROR)} ({i})" in items
+        if i % 3 == 2:
+            assert f"! {terminal(name)} failed: {terminal(ERROR)} ({i})" in items
+
+
+# --- the sweep table, its CSV and its plot ------------------------------------------------
+
+SWEEP_LABELS = ["=1+1", "</details>", "v1|v2", "x`y", "\x1b[31mred"]
+LOG_ERROR = "x.cc:1:1: error: </details> <script>alert(1)</script> | `q` **b**"
+LOG = "/tmp/<b>logs</b>|x.log"
+
+
+def results_doc(values: dict[str, float]) -> dict[str, Any]:
+    fields = [{"section": "alloc", "key": "bytes_per_op", "column": "B/op", "unit": "B",
+               "gate": "exact"}]
+    return {"schema_version": 1, "context": {"harness": {"version": "1"}}, "fields": fields,
+            "complete": True, "results": [{"name": n, "alloc": {"bytes_per_op": v}}
+                                          for n, v in values.items()]}
+
+
+def sweep_columns() -> list[sweep_table.Column]:
+    """One column per hostile label: measured ones where every name goes from 100 to 88 B/op,
+    then one that failed to build."""
+    columns = []
+    for i, label in enumerate(SWEEP_LABELS):
+        sha = f"{i:x}" * 40
+        record: dict[str, Any] = {"sha": sha, "label": label, "subject": "s", "machine": "m",
+                                  "recipe": "r", "time_measured": False}
+        if i < len(SWEEP_LABELS) - 1:
+            value = 100 - 4 * i
+            record.update(status="ok", results=results_doc({n: value for n in HOSTILE}))
+        else:
+            record.update(status="build_failed", results=None, log=LOG,
+                          log_tail=f"make: x\n{LOG_ERROR}\nmake: *** Error 2")
+        columns.append(sweep_table.Column(sha, label, record))
+    return columns
+
+
+def test_sweep_table_keeps_hostile_labels_names_and_logs_as_text():
+    columns = sweep_columns()
+    html = github(sweep_table.markdown(columns, ["bytes_per_op"]))
+    assert html.starts["script"] == 0 and html.starts["details"] == 0
+    allowed = {"h4", "p", "ul", "li", "code", "table", "thead", "tbody", "tr", "th", "td", "sup"}
+    assert set(html.starts) <= allowed, set(html.starts) - allowed
+    cells = assert_one_even_table(html, len(HOSTILE))
+    header = html.rows[0][0]
+    labels = [terminal(label) for label in SWEEP_LABELS]
+    assert header == ["scenario", *labels, f"Δ {labels[0]} → {labels[-1]}", "Δ %"]
+    assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
+    assert {tuple(row[1:]) for row in cells} == {("100", "96", "92", "88", "✗", "-12 ¹",
+                                                  "-12.0%")}
+    assert (f"✗ {labels[-1]} (4444444444) build failed: {LOG_ERROR} — log: {LOG}"
+            in html.texts("li"))
+
+
+def test_sweep_csv_cells_cannot_be_formulas():
+    rows = list(csv.reader(io.StringIO(sweep_table.csv_text(sweep_columns(),
+                                                            ["bytes_per_op"]))))
+    assert rows[0] == ["metric", "scenario", "'=1+1", *SWEEP_LABELS[1:], "delta",
+                       "delta_percent"]
+    assert rows[2] == ["status", "", "ok", "ok", "ok", "ok", "build_failed", "", ""]
+    by_name = {row[1]: row for row in rows[3:]}
+    assert by_name["'=1+1"] == ["bytes_per_op", "'=1+1", "100", "96", "92", "88", "", "-12",
+                                "-12.00"]
+    assert set(by_name) == {csv_cell(n) for n in HOSTILE}
+
+
+def test_sweep_plot_draws_dollars_and_control_characters(tmp_path):
+    from allocbench import sweep_plot
+    columns = sweep_columns()
+    columns[0] = sweep_table.Column(columns[0].sha, "$\\frac{$", columns[0].record)
+    for column in columns[:-1]:
+        for r in column.record["results"]["results"]:
+            r["name"] = "cost $\\frac{x$ " + r["name"]   # malformed mathtext if parsed
+    path = tmp_path / "curve.png"
+    sweep_plot.plot(columns, ["bytes_per_op"], path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# --- progress and bisect lines ------------------------------------------------------------
+
+def test_progress_lines_print_no_control_characters(capsys):
+    progress = sweep.Progress(total=3, to_measure=1)
+    progress.index, progress.name = 1, "\x1b[31mv1\nforged"
+    progress.say("build failed: x.cc:1: error: \x1b[2J\r100%")
+    err = capsys.readouterr().err
+    assert_terminal_safe(err)
+    assert err.startswith("allocbench: [1/3] \\x1b[31mv1\\nforged: build failed: x.cc:1: "
+                          "error: \\x1b[2J\\r100% (")
+
+
+def bisect_record(sha: str, value: float | None, subject: str, **extra: Any) -> dict[str, Any]:
+    record = {"sha": sha, "label": "\x1b]0;title\x07v2", "subject": subject, **extra}
+    if value is None:
+        return {**record, "status": "build_failed", "results": None, "log": "/l/\x1b.log",
+                "log_tail": "x.cc:1: error: \x1b[2J gone\r"}
+    return {**record, "status": "ok",
+            "results": {"fields": [{"section": "alloc", "key": "bytes_per_op",
+                                    "gate": "exact"}],
+                        "results": [{"name": "s\x1b[1m", "alloc": {"bytes_per_op": value}}]}}
+
+
+def test_bisect_prints_no_control_characters(capsys):
+    shas = [c * 40 for c in "abc"]
+    probed = [bisect_record(shas[0], 64, "tidy\x1b[8m"),
+              bisect_record(shas[1], None, "refactor\nforged line"),
+              bisect_record(shas[2], 96, "fix\r\x9b2J")]
+    bisect._report(bisection.Search(low=0, high=2, skipped=[1]), probed, "s\x1b[1m",
+                   "bytes_per_op", "9" * 40, 64)
+    bisect._report(bisection.Search(low=-1, high=0), probed[2:], "s\x1b[1m", "bytes_per_op",
+                   "9" * 40, 64)
+    out = capsys.readouterr().out
+    assert_terminal_safe(out)
+    assert out.splitlines()[1] == ("    bbbbbbbbbb (skipped, build failed: x.cc:1: error: "
+                                   "\\x1b[2J gone) refactor\\nforged line")
+    assert f"first change: {shas[2]} (\\x1b]0;title\\x07v2)\n    fix\\r\\x9b2J\n" in out
+    with pytest.raises(UserError) as e:
+        bisect._endpoint(probed[1], "good", "s\x1b[1m", "bytes_per_op")
+    assert_terminal_safe(str(e.value))
+    assert "(log: /l/\\x1b.log)" in str(e.value)
+
+
+def test_calibrate_table_escapes_names():
+    found = [calibrate.Calibration(
+        scenario="s", args={}, threads=1, allocator="glibc", name=name, metric="ns_per_op",
+        rounds=10, samples_per_side=9, median_cv=0.01, unstable_rounds=0, false_positives=0,
+        false_positive_rate=0.0, mde_percent=3.0, half_width_percent=1.0, threshold=5.0,
+        noisy=False, interval_false_positives=0, interval_mde_percent=3.0) for name in HOSTILE]
+    assert_terminal_safe(calibrate.table(found, markdown=False))
+    html = github(calibrate.table(found, markdown=True))
+    assert html.starts["script"] == 0
+    cells = assert_one_even_table(html, len(HOSTILE))
+    assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
