@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from allocbench import graft as grafting
-from allocbench import results, revisions
+from allocbench import proc, results, revisions
 from allocbench.buildspec import CMakeBuild, CommandBuild
 from allocbench.errors import UserError
+from allocbench.escape import terminal
 from allocbench.revision import git
 from allocbench.store import STORE_VERSION, Store, problem
 
@@ -132,13 +133,15 @@ def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
         command.append("--no-time")
     started = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              timeout=plan.timeout, check=False)
+        done = proc.run(command, capture_output=True, text=True, errors="replace",
+                        timeout=plan.timeout)
     except subprocess.TimeoutExpired as e:
         record["seconds"]["run"] = round(time.monotonic() - started, 3)
         return fail("timeout", "run", f"{' '.join(command)}\nno result after {plan.timeout:g} s "
                     f"(--timeout)\n{_output(e.stdout)}{_output(e.stderr)}")
     record["seconds"]["run"] = round(time.monotonic() - started, 3)
+    if done.returncode == 130:   # it was interrupted, not the revision: nothing to store
+        raise KeyboardInterrupt
     if done.returncode not in (0, 1) or not out.is_file():  # 1: a scenario failed, not all
         return fail("run_failed", "run", f"{' '.join(command)}\nexit code {done.returncode}\n"
                     f"{done.stdout}{done.stderr}")
@@ -160,7 +163,8 @@ def _put(plan: Plan, record: dict[str, Any]) -> dict[str, Any]:
 
 class Progress:
     """`[i/n] label: step (elapsed, ETA)` lines on stderr; the ETA is the mean time of the
-    revisions measured so far times the ones still to measure."""
+    revisions measured so far times the ones still to measure. The label (a git tag) and the
+    step (which can quote a build log) are escaped for the terminal."""
 
     def __init__(self, total: int, to_measure: int):
         self.total, self.left = total, to_measure
@@ -178,7 +182,7 @@ class Progress:
         eta = ""
         if self.durations:
             eta = f", ETA {self._clock(sum(self.durations) / len(self.durations) * self.left)}"
-        print(f"allocbench: [{self.index}/{self.total}] {self.name}: {what} "
+        print(f"allocbench: [{self.index}/{self.total}] {terminal(self.name)}: {terminal(what)} "
               f"({self._clock(elapsed)} elapsed{eta})", file=sys.stderr, flush=True)
 
     def measure(self, plan: Plan, index: int, sha: str) -> dict[str, Any]:

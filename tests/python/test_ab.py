@@ -48,6 +48,10 @@ ALLOCBENCH_REGISTER(Tag)->Name("e2e/tag");
 # The candidate's one change: a 96-byte tag block per span.
 EXTRA_TAGS = "Tags* tags = new Tags; allocbench::DoNotOptimize(tags); delete tags;"
 
+# A null-pointer store on the fifth op (laundered: a plain one may become a trap).
+CRASH = ("static int ops = 0; if (++ops == 5) { volatile int* p = nullptr; "
+         "allocbench::DoNotOptimize(p); *p = 1; }")
+
 GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
 
@@ -80,6 +84,11 @@ def user_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     }
     shas["docs"] = commit(repo, "docs only", {"spans.cc": SPANS.replace("EXTRA", ""),
                                               "README.md": "Spans.\n"})
+    # Off main: a candidate whose span scenario crashes, and one that does not compile.
+    for branch, extra in (("crash", CRASH), ("broken", "this does not compile;")):
+        git(repo, "checkout", "-q", "-b", branch, shas["base"])
+        shas[branch] = commit(repo, branch, {"spans.cc": SPANS.replace("EXTRA", extra)})
+    git(repo, "checkout", "-q", "main")
     return repo, shas
 
 
@@ -130,6 +139,55 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys):
     (time,) = spans["time"]
     assert (time["base_n"], time["cand_n"]) == (6, 6)
     assert time["interval"]["relative_low"] <= time["interval"]["relative_high"]
+
+
+def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix, runner,
+                                                              capsys):
+    repo, shas = user_repo
+    code = cli.main(ab(repo, prefix, runner, "main~2", "crash", "--no-time", "--format",
+                       "markdown"))
+    comment = capsys.readouterr().out
+    assert code == 1, comment
+    assert "- ❌ failed in the candidate: count pass: crashed with SIGSEGV (Segmentation " \
+        "fault)" in comment
+    assert "Gate failed: 1 gated regression (--fail-on any) in e2e/start_span (failed)." in \
+        comment
+    # The other scenario of the crashing plugin is still measured, and unchanged.
+    assert "| `e2e/tag` | `bytes_per_op` | 24 | 24 | 0 | same |" in comment
+
+
+def test_a_candidate_that_does_not_build_is_a_failed_measurement(user_repo, prefix, runner,
+                                                                 capsys):
+    repo, shas = user_repo
+    assert cli.main(ab(repo, prefix, runner, "main~2", "broken", "--no-time")) == 3
+    err = capsys.readouterr().err
+    # The error, then the end of the build's output, where the compiler says why.
+    assert f"allocbench: error: building e2e_scenarios at {shas['broken'][:12]} failed (exit " \
+        "code 2):\n" in err
+    assert "spans.cc:12:5: error: invalid use of ‘this’ in non-member function" in err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--min-time", "inf"], "--min-time expects a finite number of seconds > 0, not 'inf' (an "
+                            "option for allocbench-run)"),
+    (["--instance-timeout", "0"], "--instance-timeout expects a finite number of seconds > 0, "
+                                  "not '0' (an option for allocbench-run)"),
+    (["--runner", "/bin/true"], "--runner /bin/true: not an allocbench-run (its --help shows no "
+                                "allocbench-run usage); pass one, e.g. "
+                                "build/release/bin/allocbench-run, or drop --runner"),
+])
+def test_bad_runner_options_are_refused_before_anything_is_built(user_repo, prefix, runner,
+                                                                 capsys, flags, message):
+    repo, shas = user_repo
+    argv = ab(repo, prefix, runner, shas["base"], "crash", "--no-time")
+    if flags[0] == "--runner":
+        argv[argv.index("--runner") + 1] = flags[1]
+    else:
+        argv += flags
+    before = sorted((repo / ".allocbench" / "worktrees").glob("*"))
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == f"allocbench: error: {message}\n"
+    assert sorted((repo / ".allocbench" / "worktrees").glob("*")) == before
 
 
 def test_worktrees_are_reused(user_repo):
