@@ -47,3 +47,32 @@ def test_requested_bytes_do_not_depend_on_the_backend(build_dir, ground_truth, t
     baseline = per_backend["allocbench-run"]
     for name, counts in per_backend.items():
         assert counts == baseline, name
+
+
+def test_isolation_changes_no_per_op_count_and_makes_the_cold_op_independent_of_order(
+        runner, ground_truth, build_dir, tmp_path):
+    """One process per instance (the default) counts what --no-isolation counts per op. The
+    cold op may differ, and rightly: in one process, a lazy initialisation that an earlier
+    instance did is missing from a later instance's first op; isolated, every instance's first
+    op is what it is when that instance runs alone."""
+    builtin = build_dir / "lib" / "allocbench" / "allocbench_builtin.so"
+    modes = {}
+    for mode, flags in (("isolated", ()), ("in-process", ("--no-isolation",))):
+        modes[mode] = count_only(runner, ground_truth, tmp_path / f"{mode}.json", "--plugin",
+                                 str(builtin), "--filter", FILTER, *flags)
+    isolated, in_process = modes["isolated"], modes["in-process"]
+    assert len(isolated) >= 10 and isolated.keys() == in_process.keys()
+    for name in isolated:
+        assert {k: isolated[name][k] for k in PER_OP} == {k: in_process[name][k] for k in PER_OP}
+    cold = ("first_op_bytes", "first_op_allocs")
+    moved = [n for n in isolated if any(isolated[n][k] != in_process[n][k] for k in cold)]
+    # The first op on a fresh thread in a process pays a one-time lazy set-up of thread-local
+    # state; in one process builder_reuse:0 pays it, so builder_reuse:1's first op hid it.
+    assert moved == ["span_creation/fresh_thread_span/builder_reuse:1"]
+    # The README quotes these.
+    assert (isolated[moved[0]]["first_op_bytes"], in_process[moved[0]]["first_op_bytes"]) == \
+        (1817, 1497)
+    for name in moved:
+        alone = count_only(runner, ground_truth, tmp_path / "alone.json", "--plugin",
+                           str(builtin), "--filter", f"^{name}$", "--no-isolation")[name]
+        assert {k: isolated[name][k] for k in cold} == {k: alone[k] for k in cold}

@@ -234,3 +234,33 @@ def test_the_readme_table_of_faults_is_what_the_runner_records():
         fence = re.match(r"`+", cell).group()
         recorded.append(cell[len(fence):].split(fence)[0].strip())
     assert sorted(recorded) == sorted(FAULTS.values())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_stopping_allocbench_stops_its_runner_and_the_instance(build_dir, faults, tmp_path, sig):
+    """`allocbench run` (as `ab` and `sweep` do) starts allocbench-run, which starts the
+    instance: a SIGTERM, or even a SIGKILL that leaves allocbench no chance to clean up,
+    leaves neither behind."""
+    out = tmp_path / "r.json"
+    command = ["/usr/bin/python3", "-m", "allocbench", "run", "--plugin", str(faults),
+               "--filter", "good/before|fault/hang", "--no-time", "--out", str(out),
+               "--build-dir", str(build_dir)]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "scripts"))
+    cli = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    deadline = time.monotonic() + 120
+    while not (Path(str(out) + ".partial").exists() and _children(cli.pid)
+               and _children(_children(cli.pid)[0])):
+        assert time.monotonic() < deadline and cli.poll() is None
+        time.sleep(0.02)
+    runner = _children(cli.pid)[0]
+    instance = _children(runner)[0]
+    cli.send_signal(sig)
+    _, stderr = cli.communicate(timeout=60)
+    assert cli.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL), stderr
+    deadline = time.monotonic() + 20
+    while _alive(runner) or _alive(instance):
+        assert time.monotonic() < deadline, "allocbench-run or its instance outlived allocbench"
+        time.sleep(0.02)
+    doc = results.load(Path(str(out) + ".partial"))
+    assert [r["name"] for r in doc["results"]] == ["good/before"]
