@@ -26,6 +26,13 @@ void Misuse(TimeContext* t, const char* what) {
   if (!t->state->error_occurred()) t->state->SkipWithError(what);
 }
 
+int64_t Next(void* ctx) {
+  auto* t = static_cast<TimeContext*>(ctx);
+  benchmark::State& st = *t->state;
+  if (st.KeepRunningBatch(st.max_iterations)) return st.max_iterations;
+  t->finished = true;
+  return 0;
+}
 int64_t Start(void* ctx) {
   auto* t = static_cast<TimeContext*>(ctx);
   if (t->started) {
@@ -33,17 +40,7 @@ int64_t Start(void* ctx) {
     return 0;
   }
   t->started = true;
-  benchmark::State& st = *t->state;
-  if (st.KeepRunningBatch(st.max_iterations)) return st.max_iterations;
-  t->finished = true;
-  return 0;
-}
-int64_t Next(void* ctx) {
-  auto* t = static_cast<TimeContext*>(ctx);
-  benchmark::State& st = *t->state;
-  if (st.KeepRunningBatch(st.max_iterations)) return st.max_iterations;
-  t->finished = true;
-  return 0;
+  return Next(ctx);
 }
 void Pause(void* ctx) {
   auto* t = static_cast<TimeContext*>(ctx);
