@@ -1,7 +1,6 @@
 #include "isolation.h"
 
 #include <cxxabi.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
