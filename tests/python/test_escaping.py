@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from allocbench import bisection, compare, compare_format, config, report, sweep, sweep_table
+from allocbench import bisection, compare, compare_format, config, report, sweep, sweep_progress, sweep_table
 from allocbench.commands import bisect, calibrate
 from allocbench.errors import UserError
 from allocbench.escape import csv_cell, md_code, md_text, plot_label, terminal
@@ -399,7 +399,7 @@ def test_sweep_plot_draws_dollars_and_control_characters(tmp_path):
 # --- progress and bisect lines ------------------------------------------------------------
 
 def test_progress_lines_print_no_control_characters(capsys):
-    progress = sweep.Progress(total=3, to_measure=1)
+    progress = sweep_progress.Progress(total=3, to_measure=1)
     progress.index, progress.name = 1, "\x1b[31mv1\nforged"
     progress.say("build failed: x.cc:1: error: \x1b[2J\r100%")
     err = capsys.readouterr().err

@@ -19,7 +19,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from allocbench import bisection, history, revisions
+from allocbench import bisection, history, revisions, sweep_progress
 from allocbench import sweep as sweeping
 from allocbench.commands import sweep as sweep_command
 from allocbench.errors import UserError
@@ -127,7 +127,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
         run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout])
     commits = [good_sha, *line]          # position 0 is good, the last is bad
-    progress = sweeping.Progress(len(commits), math.ceil(math.log2(len(line))) + 2)
+    progress = sweep_progress.Progress(len(commits), math.ceil(math.log2(len(line))) + 2)
     records: dict[int, dict[str, Any]] = {}
 
     def measure(position: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, config, history, revisions, sweep_plot, sweep_table
+from allocbench import buildspec, config, history, revisions, sweep_plot, sweep_progress, sweep_table
 from allocbench import graft as grafting
 from allocbench.commands import ab
 from allocbench.commands.run import ALLOCATORS
@@ -158,7 +158,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                                                    filter=None, no_time=False,
                                                    instance_timeout=instance_timeout))
     metrics = metric or ["bytes_per_op"]
-    progress = sweeping.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
+    progress = sweep_progress.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []
     try:
         for index, sha in enumerate(todo, 1):
