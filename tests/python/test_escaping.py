@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from allocbench import bisection, compare, compare_format, config, report, sweep, sweep_progress, sweep_table
+from allocbench import bisection, compare, compare_format, config, report, sweep_progress, sweep_table
 from allocbench.commands import bisect, calibrate
 from allocbench.errors import UserError
 from allocbench.escape import csv_cell, md_code, md_text, plot_label, terminal

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from allocbench import bisection, history, revisions, sweep_progress
-from allocbench import sweep as sweeping
 from allocbench.commands import sweep as sweep_command
 from allocbench.errors import UserError
 from allocbench.escape import terminal
