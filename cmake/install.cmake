@@ -9,19 +9,43 @@ install(TARGETS allocbench_scenario_api EXPORT allocbenchTargets)
 install(FILES harness/include/allocbench/scenario.h harness/include/allocbench/plugin_entry.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/allocbench)
 install(EXPORT allocbenchTargets NAMESPACE allocbench:: DESTINATION ${ALLOCBENCH_CMAKE_DIR})
+# Generated apart from the build tree's own package (below): CMake searches a prefix's root too,
+# and must not find this install-time copy there.
+set(_allocbench_install_package ${PROJECT_BINARY_DIR}/install-package)
 configure_package_config_file(cmake/allocbenchConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/allocbenchConfig.cmake
+  ${_allocbench_install_package}/allocbenchConfig.cmake
   INSTALL_DESTINATION ${ALLOCBENCH_CMAKE_DIR}
   PATH_VARS CMAKE_INSTALL_BINDIR)
-write_basic_package_version_file(${PROJECT_BINARY_DIR}/allocbenchConfigVersion.cmake
+write_basic_package_version_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
-install(FILES ${PROJECT_BINARY_DIR}/allocbenchConfig.cmake
-              ${PROJECT_BINARY_DIR}/allocbenchConfigVersion.cmake
+install(FILES ${_allocbench_install_package}/allocbenchConfig.cmake
+              ${_allocbench_install_package}/allocbenchConfigVersion.cmake
               cmake/AllocbenchPlugin.cmake
         DESTINATION ${ALLOCBENCH_CMAKE_DIR})
 
 if(ALLOCBENCH_SANITIZE STREQUAL "")
-  install(TARGETS ${ALLOCBENCH_RUNNERS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # OPTIONAL: `./allocbench run` builds allocbench-run and the built-in plugin only, and an
+  # install after it must work; the other backends' runners go in when they were built.
+  install(TARGETS ${ALLOCBENCH_RUNNERS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} OPTIONAL)
   # Next to bin/, where allocbench-run looks for it by default.
-  install(TARGETS allocbench_builtin LIBRARY DESTINATION lib/allocbench)
+  install(TARGETS allocbench_builtin LIBRARY DESTINATION lib/allocbench OPTIONAL)
+
+  # The same package in the build tree, <build>/lib/cmake/allocbench, laid out as an install
+  # prefix (bin/ holds the runners): plugin builds that sweep, bisect and ab start find the
+  # harness they are run by with allocbench_DIR, without an install step.
+  set(_allocbench_build_package ${PROJECT_BINARY_DIR}/lib/cmake/allocbench)
+  export(EXPORT allocbenchTargets NAMESPACE allocbench::
+         FILE ${_allocbench_build_package}/allocbenchTargets.cmake)
+  set(_allocbench_install_bindir ${CMAKE_INSTALL_BINDIR})
+  set(CMAKE_INSTALL_BINDIR bin)   # where the build tree has its runners
+  configure_package_config_file(cmake/allocbenchConfig.cmake.in
+    ${_allocbench_build_package}/allocbenchConfig.cmake
+    INSTALL_DESTINATION lib/cmake/allocbench
+    INSTALL_PREFIX ${PROJECT_BINARY_DIR}
+    PATH_VARS CMAKE_INSTALL_BINDIR)
+  set(CMAKE_INSTALL_BINDIR ${_allocbench_install_bindir})
+  configure_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
+                 ${_allocbench_build_package}/allocbenchConfigVersion.cmake COPYONLY)
+  configure_file(cmake/AllocbenchPlugin.cmake ${_allocbench_build_package}/AllocbenchPlugin.cmake
+                 COPYONLY)
 endif()

@@ -139,7 +139,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
         with revisions.locked(repo, sha):
-            plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha)
+            plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha,
+                                      buildspec.package_dir(runner))
     subjects = [revisions.Subject(side, (plugins[sha],),
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]

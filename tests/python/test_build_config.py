@@ -1,0 +1,142 @@
+"""The [build] table's CMake route, env and vars (buildconfig.py), and what a build step is
+given: placeholders filled from [build.vars], the environment of [build.env], allocbench's own
+package, and the recipe that records them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from allocbench import buildconfig, buildspec
+from allocbench.commands import sweep as sweep_command
+from allocbench.errors import UserError
+
+SHA = "cd" * 20
+
+
+def parse(table: dict) -> buildspec.CommandBuild | buildconfig.CMakeSettings:
+    return buildconfig.parse("/cfg/allocbench.toml", table)
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"bench": 3}, "'build.bench' must be a non-empty string"),
+    ({"target": ""}, "'build.target' must be a non-empty string"),
+    ({"cmake_args": "-DX=1"}, "'build.cmake_args' must be an array of strings"),
+    ({"cmake_args": ["-DX={nope}"]}, "'build.cmake_args[0]' uses unknown placeholder {nope}"),
+    ({"plugin": "{missing}.so"}, "'build.plugin' uses unknown placeholder {missing}"),
+    ({"command_": ["x"]}, "unknown key 'build.command_'; with the CMake route (no 'command') "
+                          "the known keys are bench, target, plugin, cmake, cmake_args, env, "
+                          "vars"),
+    ({"command": ["m", "{src}", "{build}"], "plugin": "{build}/p.so", "bench": "b"},
+     "unknown key 'build.bench'; with a build command the known keys are command, plugin, env, "
+     "vars"),
+    ({"env": {"CC": 12}}, "'build.env' must be a table of strings"),
+    ({"env": ["CC=gcc"]}, "'build.env' must be a table of strings"),
+    ({"env": {"MY-VAR": "x"}}, "'build.env.MY-VAR' is not a usable name"),
+    ({"env": {"DEPS": "{deps}"}}, "'build.env.DEPS' uses unknown placeholder {deps}"),
+    ({"vars": {"src": "/elsewhere"}}, "'build.vars.src' would hide the placeholder {src}"),
+    ({"vars": {"1st": "x"}}, "'build.vars.1st' is not a usable name"),
+])
+def test_bad_build_tables_name_the_field_and_the_fix(table, message):
+    with pytest.raises(UserError) as e:
+        parse(table)
+    assert str(e.value).startswith("/cfg/allocbench.toml: ")
+    assert message in str(e.value)
+
+
+def test_cmake_route_paths_are_relative_to_the_configuration():
+    settings = parse({"bench": "perf/bench", "cmake": "tools/cmake", "target": "t",
+                      "plugin": "t.so", "cmake_args": ["-DA={deps}"],
+                      "vars": {"deps": "/opt/deps"}, "env": {"CC": "gcc-12"}})
+    assert settings == buildconfig.CMakeSettings(
+        Path("/cfg/perf/bench"), "t", "t.so", "/cfg/tools/cmake", ("-DA={deps}",),
+        buildspec.Common((("CC", "gcc-12"),), (("deps", "/opt/deps"),)))
+    assert parse({"cmake": "cmake3"}).cmake == "cmake3"   # a name is looked up on PATH
+
+
+def test_vars_fill_placeholders_and_env_reaches_the_command(tmp_path):
+    spec = parse({"command": ["sh", "-c", 'printf "%s|%s|%s" "$1" "$GREETING" "$ROOT" > "$2/p"',
+                              "x", "{deps}/lib", "{build}", "{src}"],
+                  "plugin": "{build}/p", "vars": {"deps": "/opt/deps"},
+                  "env": {"GREETING": "hello {rev}", "ROOT": "{src}"}})
+    plugin = spec.build(tmp_path, tmp_path / "b", SHA)
+    assert plugin.read_text() == f"/opt/deps/lib|hello {SHA}|{tmp_path}"
+
+
+def test_the_recipe_records_env_and_vars_only_when_given():
+    plain = parse({"command": ["m", "{src}", "{build}"], "plugin": "{build}/p"})
+    assert plain.identity() == {"command": ["m", "{src}", "{build}"], "plugin": "{build}/p"}
+    given = parse({"command": ["m", "{src}", "{build}"], "plugin": "{build}/p",
+                   "env": {"CC": "gcc-12"}, "vars": {"deps": "/d"}})
+    assert given.identity() == {**plain.identity(), "env": {"CC": "gcc-12"},
+                                "vars": {"deps": "/d"}}
+    assert given.tree_key() != plain.tree_key()   # a different build gets its own tree
+
+
+def test_a_command_build_finds_allocbenchs_own_package(tmp_path, build_dir, monkeypatch):
+    package = buildspec.package_dir(build_dir / "bin" / "allocbench-run")
+    assert package == build_dir / "lib" / "cmake" / "allocbench"
+    assert (package / "allocbenchConfig.cmake").is_file()
+    spec = parse({"command": ["sh", "-c", 'echo "$allocbench_ROOT;$CMAKE_PREFIX_PATH" > "$1/p"',
+                              "x", "{build}", "{src}"], "plugin": "{build}/p"})
+    monkeypatch.delenv("CMAKE_PREFIX_PATH", raising=False)
+    plugin = spec.build(tmp_path, tmp_path / "b", SHA, package)
+    assert plugin.read_text() == f"{build_dir};{build_dir}\n"
+
+
+def test_no_package_beside_a_runner_that_has_none(tmp_path):
+    (tmp_path / "bin").mkdir()
+    assert buildspec.package_dir(tmp_path / "bin" / "allocbench-run") is None
+
+
+def test_command_line_cmake_options_override_the_table(tmp_path):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "CMakeLists.txt").write_text("project(b)\n")
+    (tmp_path / "allocbench.toml").write_text(
+        '[build]\nbench = "bench"\ntarget = "from_toml"\ncmake_args = ["-DA=1"]\n')
+    spec = sweep_command.build_spec(tmp_path, None, target="from_cli", cmake_arg=["-DB=2"])
+    assert (spec.bench, spec.target, spec.cmake_args) == (bench, "from_cli", ("-DA=1", "-DB=2"))
+    assert spec.plugin_path == buildspec.DEFAULT_PLUGIN
+    before = spec.identity()
+    (bench / "scenarios.cc").write_text("// a new scenario\n")
+    after = sweep_command.build_spec(tmp_path, None, target="from_cli", cmake_arg=["-DB=2"])
+    assert after.identity() != before               # the recipe follows the bench project
+    assert after.tree_key() == spec.tree_key()      # but the incremental build goes on
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"bench": Path("nowhere")}, "no CMakeLists.txt there"),
+    ({"cmake": "/no/such/cmake"}, "--cmake /no/such/cmake: no such program"),
+])
+def test_bad_cmake_options_are_refused_before_anything_is_built(tmp_path, kwargs, message):
+    with pytest.raises(UserError, match=message):
+        sweep_command.build_spec(tmp_path, None, **kwargs)
+
+
+def test_a_build_command_refuses_cmake_options(tmp_path):
+    (tmp_path / "allocbench.toml").write_text(
+        '[build]\ncommand = ["m", "{src}", "{build}"]\nplugin = "{build}/p"\n')
+    with pytest.raises(UserError, match="--bench and --cmake do not apply"):
+        sweep_command.build_spec(tmp_path, None, cmake="cmake")
+
+
+def test_cmake_route_configures_with_the_package_and_the_subject(tmp_path):
+    """The configure command a bench project gets, read back from the build's stamp."""
+    fake = tmp_path / "cmake"
+    # configure (-S SRC -B BUILD …) makes the cache and the plugin; --build does nothing
+    fake.write_text('#!/bin/sh\n[ "$1" = -S ] && touch "$4/CMakeCache.txt" "$4/p.so"\nexit 0\n')
+    fake.chmod(0o755)
+    spec = buildspec.CMakeBuild("t", "p.so", ("-DX={rev}",), tmp_path / "bench", str(fake))
+    build = tmp_path / "build"
+    spec.build(tmp_path / "src", build, SHA, tmp_path / "pkg")
+    configure = json.loads((build / "allocbench-cmake-args.json").read_text())
+    launcher = ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    assert configure == [str(fake), "-S", str(tmp_path / "bench"), "-B", str(build),
+                         "-DCMAKE_BUILD_TYPE=Release",
+                         *(launcher if shutil.which("ccache") else []),
+                         f"-Dallocbench_DIR={tmp_path / 'pkg'}",
+                         f"-DALLOCBENCH_SUBJECT_DIR={tmp_path / 'src'}", f"-DX={SHA}"]
