@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from allocbench import revisions
+from allocbench import submodules as submodules_of
 from allocbench.errors import UserError
 from allocbench.fileio import json_path, read_json, write_atomically
 from allocbench.revision import git
@@ -65,14 +66,22 @@ def parse(text: str, repo: Path) -> Graft:
 
 
 def fingerprint(grafts: list[Graft]) -> str:
-    """Changes whenever a grafted file's place or content changes; '' without grafts."""
+    """Changes whenever a grafted file's place, content or executable bit changes; '' without
+    grafts."""
     if not grafts:
         return ""
     digest = hashlib.sha256()
     for graft in grafts:
         for dest, path in graft.files():
             digest.update(dest.encode() + b"\0" + path.read_bytes() + b"\0")
+            if _mode(path) & 0o111:   # only then, so that earlier recipes keep their ids
+                digest.update(b"x\0")
     return digest.hexdigest()[:16]
+
+
+def _mode(path: Path) -> int:
+    """The permission bits git keeps: executable (0o755) or not (0o644)."""
+    return 0o755 if path.stat().st_mode & 0o100 else 0o644
 
 
 def _stamp(worktree: Path) -> Path:
@@ -100,18 +109,38 @@ def _dirty_paths(worktree: Path) -> list[str]:
     return [entry[3:] for entry in entries if len(entry) > 3]
 
 
-def checkout(repo: Path, sha: str, grafts: list[Graft]) -> Path:
-    """The worktree of `sha` with exactly `grafts` applied (none: the commit as it is, even if a
-    sweep grafted it before)."""
-    worktree = revisions.worktree(repo, sha)
+def checkout(repo: Path, sha: str, grafts: list[Graft], *, submodules: str = "auto",
+             tree: Path | None = None) -> Path:
+    """The worktree of `sha` with its submodules and exactly `grafts` applied (none: the commit
+    as it is, even if a sweep grafted it before). `tree`: a shared worktree to move to `sha`
+    (sweeps, bisects) instead of `sha`'s own (ab)."""
+    if tree is None:
+        worktree = revisions.worktree(repo, sha)
+    elif not tree.exists():
+        worktree = revisions.add_worktree(repo, tree, sha)
+    else:
+        worktree = tree
+        if revisions.head(tree) != sha:
+            _restore(tree)
+            revisions.step(["git", "-C", str(tree), "checkout", "-q", "--detach", sha],
+                           f"checking out {sha[:12]} in {tree}")
+            git(tree, "clean", "-ffdq")   # e.g. a submodule the new revision does not have
+    submodules_of.sync(worktree, repo, submodules)
     apply(worktree, grafts)
     return worktree
 
 
-def apply(worktree: Path, grafts: list[Graft]) -> None:
-    """Makes `worktree` its commit plus `grafts`, touching only what has to change."""
+def _restore(worktree: Path) -> None:
+    """Puts a grafted worktree back to its commit, so that git can move it to another one;
+    refuses changes allocbench did not make."""
     stamp = _stamp(worktree)
-    before = _recorded(stamp, worktree)
+    _refuse_foreign(worktree, _recorded(stamp, worktree))
+    for command in (("reset", "-q", "--hard"), ("clean", "-fdq")):
+        git(worktree, *command)
+    stamp.unlink(missing_ok=True)
+
+
+def _refuse_foreign(worktree: Path, before: dict[str, Any]) -> None:
     allowed = [PurePosixPath(d) for d in before["dests"]]
     foreign = [p for p in _dirty_paths(worktree)
                if not any(PurePosixPath(p) == d or d in PurePosixPath(p).parents
@@ -121,6 +150,13 @@ def apply(worktree: Path, grafts: list[Graft]) -> None:
                         f"{' …' if len(foreign) > 3 else ''}); it only measures commits plus "
                         f"--graft: move your work elsewhere, then 'git worktree remove --force "
                         f"{worktree}'")
+
+
+def apply(worktree: Path, grafts: list[Graft]) -> None:
+    """Makes `worktree` its commit plus `grafts`, touching only what has to change."""
+    stamp = _stamp(worktree)
+    before = _recorded(stamp, worktree)
+    _refuse_foreign(worktree, before)
     now = {"fingerprint": fingerprint(grafts), "dests": [g.dest for g in grafts]}
     if now == before:
         return
@@ -137,12 +173,15 @@ def apply(worktree: Path, grafts: list[Graft]) -> None:
             path = _real_parents(worktree, dest)
             if not path.is_symlink() and path.is_file() and \
                     filecmp.cmp(path, source, shallow=False):
+                if _mode(path) != _mode(source):
+                    path.chmod(_mode(source))
                 continue
             if path.is_symlink():
                 path.unlink()   # the link itself, never what it points to
             elif path.is_dir():
                 shutil.rmtree(path)   # emptied above: the graft has a file here
             shutil.copyfile(source, path)
+            path.chmod(_mode(source))   # a grafted build.sh stays executable
     write_atomically(stamp, json.dumps(now))
 
 

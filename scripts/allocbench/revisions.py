@@ -2,8 +2,10 @@
 fixed harness on several plugins with interleaved forks (shared by ab, calibrate and sweeps).
 
 Everything lives under the subject repository's `.allocbench/`, which ignores itself for git:
-    worktrees/<sha>/   `git worktree add --detach`, reused while it is checked out at <sha>
+    worktrees/<sha>/   ab's worktree of <sha> (`git worktree add --detach`), reused
     builds/<sha>/      its build (see buildspec.py), kept across runs
+    trees/<key>/       sweeps' and bisects' one worktree (src/) and build folder (build/) per
+                       build recipe, moved from revision to revision (incremental builds)
     results/           the sweep store (see store.py)
 Revisions given by the user are checked (no '..', no shell metacharacters, no leading '-')
 and resolved to a full sha; no command ever goes through a shell.
@@ -112,43 +114,59 @@ def state_dir(repo: Path) -> Path:
 
 
 def worktree(repo: Path, sha: str) -> Path:
-    """A worktree of `repo` checked out at `sha`, created once and reused."""
+    """A worktree of `repo` checked out at `sha`, created once and reused (ab's sides)."""
     path = state_dir(repo) / "worktrees" / sha
     if path.exists():
-        head = _git(path, "rev-parse", "HEAD")
-        if head.returncode == 0 and head.stdout.strip() == sha:
+        if head(path) == sha:
             return path
         _git(repo, "worktree", "remove", "--force", str(path))
         shutil.rmtree(path, ignore_errors=True)
     path.with_name(path.name + ".graft.json").unlink(missing_ok=True)
+    return add_worktree(repo, path, sha)
+
+
+def add_worktree(repo: Path, path: Path, sha: str) -> Path:
+    """`git worktree add --detach` at `path` (which must not exist)."""
     _git(repo, "worktree", "prune")
     path.parent.mkdir(parents=True, exist_ok=True)
     step(["git", "-C", str(repo), "worktree", "add", "--detach", str(path), sha],
           f"checking out {sha[:12]} in {path}")
-    if (path / ".gitmodules").exists():
-        step(["git", "-C", str(path), "submodule", "update", "--init", "--recursive"],
-              f"fetching the submodules of {sha[:12]}")
     return path
 
 
+def head(path: Path) -> str | None:
+    """The commit checked out at `path`, None when it is no checkout."""
+    done = _git(path, "rev-parse", "--verify", "--quiet", "HEAD")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 @contextmanager
-def locked(repo: Path, sha: str) -> Iterator[None]:
-    """Holds `sha`'s worktree and build folder against other allocbench processes (a sweep and
-    an ab at once) while it is checked out, built and run."""
+def locked(repo: Path, name: str, what: str | None = None) -> Iterator[None]:
+    """Holds a worktree and its build folder (`name`: a sha, or a shared tree's name) against
+    other allocbench processes (a sweep and an ab at once) while it is checked out, built and
+    run."""
     folder = state_dir(repo) / "worktrees"
     folder.mkdir(exist_ok=True)
-    with open(folder / f"{sha}.lock", "w") as lock:
+    with open(folder / f"{name}.lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            announce(f"waiting for another allocbench that is using {sha[:12]}")
+            announce(f"waiting for another allocbench that is using {what or name[:12]}")
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
 def build_folder(repo: Path, sha: str) -> Path:
-    """The build folder of `sha`, one per revision, kept across runs."""
+    """The build folder of `sha`, one per revision, kept across runs (ab's sides)."""
     return state_dir(repo) / "builds" / sha
+
+
+def shared_tree(repo: Path, key: str) -> tuple[Path, Path]:
+    """(worktree, build folder) that sweeps and bisects with one build recipe share: each
+    revision is checked out over the previous one, so git rewrites only the files that differ
+    and the build recompiles only what they touch."""
+    root = state_dir(repo) / "trees" / key
+    return root / "src", root / "build"
 
 
 @dataclass(frozen=True)
