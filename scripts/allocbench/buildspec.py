@@ -1,13 +1,20 @@
-"""How a revision's scenario plugin is built: the project's CMake, or a configured command.
+"""How a revision's scenario plugin is built: with CMake (the project's own, or a bench project
+beside it), or with a configured command (allocbench.toml's [build], parsed in buildconfig.py).
 
-    [build]                      # in allocbench.toml
-    command = ["make", "-C", "{src}", "BUILD={build}", "-j{jobs}", "plugin"]
-    plugin = "{build}/libscenarios.so"
+CMake route. By default the revision's own CMake builds the plugin target (its scenarios live in
+the project, or are grafted in). With a bench project (`--bench DIR`, `[build] bench`), DIR — a
+small CMake project in today's checkout — is configured against each revision:
+`-DALLOCBENCH_SUBJECT_DIR=<the revision's source tree>`, so it can add_subdirectory() the
+subject and link its targets; the subject's CMake never needs to know about allocbench.
 
-Placeholders: {src} the revision's worktree, {build} its build folder (one per revision, kept
-across runs), {rev} the full commit sha, {jobs} the number of CPUs. The command is a list of
-arguments run without a shell (a string is split like a shell would, but never run by one); the
-same values are in the environment as ALLOCBENCH_SRC, ALLOCBENCH_BUILD and ALLOCBENCH_REV.
+Every plugin build finds allocbench's own package (`find_package(allocbench)`: the scenario API
+and allocbench_add_plugin) of the harness that will run it, without an install step: CMake gets
+-Dallocbench_DIR, a command gets allocbench_ROOT and CMAKE_PREFIX_PATH in its environment.
+
+Placeholders in a command, the plugin path, CMake arguments and env values of allocbench.toml:
+{src} the revision's worktree, {build} its build folder, {rev} the full sha, {jobs} the number of
+CPUs, and every name of [build.vars]. A command is a list of arguments run without a shell; the
+same values are in its environment as ALLOCBENCH_SRC, ALLOCBENCH_BUILD and ALLOCBENCH_REV.
 """
 
 from __future__ import annotations
@@ -15,10 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 import shutil
-import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +35,57 @@ from allocbench.revisions import StepFailed, build_folder, step
 PLACEHOLDERS = ("src", "build", "rev", "jobs")
 DEFAULT_TARGET = "allocbench_builtin"            # this repository's built-in plugin
 DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
+DEFAULT_CMAKE = "cmake"
+
+
+@dataclass(frozen=True)
+class Common:
+    """What both routes take from allocbench.toml: environment and variables, recorded in the
+    recipe (a machine path that changes the build changes the recipe)."""
+    env: tuple[tuple[str, str], ...] = ()
+    vars: tuple[tuple[str, str], ...] = ()
+
+    def identity(self) -> dict[str, Any]:
+        """Only what is set, so that recipes recorded before these existed keep their ids."""
+        return {key: dict(value) for key, value in (("env", self.env), ("vars", self.vars))
+                if value}
+
+    def values(self, source: Path, build: Path, sha: str) -> dict[str, str]:
+        return {**dict(self.vars), "src": str(source), "build": str(build), "rev": sha,
+                "jobs": JOBS}
+
+    def environment(self, values: dict[str, str], package: Path | None) -> dict[str, str]:
+        env = dict(os.environ)
+        if package is not None:
+            prefix = str(package.parents[2])     # <prefix>/lib/cmake/allocbench
+            env["allocbench_ROOT"] = prefix
+            env["ALLOCBENCH_PACKAGE_DIR"] = str(package)
+            env["CMAKE_PREFIX_PATH"] = os.pathsep.join(
+                p for p in (prefix, os.environ.get("CMAKE_PREFIX_PATH", "")) if p)
+        # ccache keys on paths relative to the subject repository: builds in the shared trees
+        # of every recipe, and of every copy of the repository, hit the same entries.
+        state = next((p for p in Path(values["build"]).parents if p.name == ".allocbench"), None)
+        if state is not None:
+            env.setdefault("CCACHE_BASEDIR", str(state.parent))
+        env.setdefault("CCACHE_NOHASHDIR", "true")
+        env.update((name, text.format(**values)) for name, text in self.env)
+        return env
+
+
+def package_dir(runner: Path) -> Path | None:
+    """allocbench's CMake package beside `runner` (<prefix>/bin/allocbench-run): a build
+    tree's <build>/lib/cmake/allocbench or an install's <prefix>/lib*/cmake/allocbench."""
+    prefix = runner.resolve().parent.parent
+    for found in sorted(prefix.glob("lib*/cmake/allocbench/allocbenchConfig.cmake")) + \
+            sorted(prefix.glob("lib/*/cmake/allocbench/allocbenchConfig.cmake")):
+        return found.parent
+    return None
 
 
 def _check_plugin(plugin: Path, sha: str, fix: str) -> Path:
     if not plugin.is_file():
         raise StepFailed(f"looking for the plugin of {sha[:12]}", 1,
-                            f"the build succeeded, but {plugin} does not exist; {fix}")
+                         f"error: the build succeeded, but {plugin} does not exist; {fix}")
     return plugin
 
 
@@ -50,35 +100,62 @@ def _configured(stamp: Path) -> Any:
         return None
 
 
+def _digest(identity: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:8]
+
+
 @dataclass(frozen=True)
 class CMakeBuild:
     target: str
     plugin_path: str               # relative to the build folder
     cmake_args: tuple[str, ...] = ()
+    bench: Path | None = None      # a bench project beside the subject
+    cmake: str = DEFAULT_CMAKE
+    common: Common = field(default_factory=Common)
+    bench_fingerprint: str = ""    # of the bench project's files when the sweep started
 
     def identity(self) -> dict[str, Any]:
-        return {"cmake": {"target": self.target, "plugin": self.plugin_path,
-                          "args": list(self.cmake_args)}}
+        cmake: dict[str, Any] = {"target": self.target, "plugin": self.plugin_path,
+                                 "args": list(self.cmake_args)}
+        if self.cmake != DEFAULT_CMAKE:
+            cmake["program"] = self.cmake
+        if self.bench is not None:
+            cmake["bench"] = {"path": str(self.bench), "fingerprint": self.bench_fingerprint}
+        return {"cmake": cmake, **self.common.identity()}
+
+    def tree_key(self) -> str:
+        """Names the shared tree: the build without the bench project's content, whose edits
+        an incremental build absorbs."""
+        identity = self.identity()
+        identity["cmake"].pop("bench", None)
+        return "cmake-" + _digest({**identity, "bench": str(self.bench)})
 
     def folder(self, repo: Path, sha: str) -> Path:
         return build_folder(repo, sha)
 
-    def build(self, source: Path, build: Path, sha: str) -> Path:
-        """Configures (when new or when the arguments changed) and builds the target."""
+    def build(self, source: Path, build: Path, sha: str, package: Path | None = None) -> Path:
+        """Configures (when new or when the command changed) and builds the target."""
         build.mkdir(parents=True, exist_ok=True)
+        values = self.common.values(source, build, sha)
+        env = self.common.environment(values, package)
         stamp = build / "allocbench-cmake-args.json"
-        configure = ["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"]
+        configure = [self.cmake, "-S", str(self.bench or source), "-B", str(build),
+                     "-DCMAKE_BUILD_TYPE=Release"]
         if shutil.which("ccache"):
             configure += ["-DCMAKE_C_COMPILER_LAUNCHER=ccache",
                           "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
-        configure += self.cmake_args
+        if package is not None:
+            configure.append(f"-Dallocbench_DIR={package}")
+        if self.bench is not None:
+            configure.append(f"-DALLOCBENCH_SUBJECT_DIR={source}")
+        configure += [arg.format(**values) for arg in self.cmake_args]
         if not (build / "CMakeCache.txt").exists() or _configured(stamp) != configure:
             stamp.unlink(missing_ok=True)
-            step(configure, f"configuring {sha[:12]}")
+            step(configure, f"configuring {sha[:12]}", env=env)
             write_atomically(stamp, json.dumps(configure))
-        step(["cmake", "--build", str(build), "--target", self.target, "-j", JOBS],
-             f"building {self.target} at {sha[:12]}")
-        return _check_plugin(build / self.plugin_path, sha,
+        step([self.cmake, "--build", str(build), "--target", self.target, "-j", JOBS],
+             f"building {self.target} at {sha[:12]}", env=env)
+        return _check_plugin(build / self.plugin_path.format(**values), sha,
                              "pass --plugin-path (relative to the build folder)")
 
 
@@ -87,80 +164,26 @@ class CommandBuild:
     command: tuple[str, ...]
     plugin: str
     origin: str                    # where it was configured, for messages
+    common: Common = field(default_factory=Common)
 
     def identity(self) -> dict[str, Any]:
-        return {"command": list(self.command), "plugin": self.plugin}
+        return {"command": list(self.command), "plugin": self.plugin, **self.common.identity()}
+
+    def tree_key(self) -> str:
+        return "command-" + _digest(self.identity())
 
     def folder(self, repo: Path, sha: str) -> Path:
         """Apart from the CMake builds of the same revision: a command may build differently."""
-        tag = hashlib.sha256(json.dumps(self.identity()).encode()).hexdigest()[:8]
-        return build_folder(repo, sha).with_name(f"{sha}-{tag}")
+        return build_folder(repo, sha).with_name(f"{sha}-{_digest(self.identity())}")
 
-    def build(self, source: Path, build: Path, sha: str) -> Path:
+    def build(self, source: Path, build: Path, sha: str, package: Path | None = None) -> Path:
         build.mkdir(parents=True, exist_ok=True)
-        values = {"src": str(source), "build": str(build), "rev": sha, "jobs": JOBS}
+        values = self.common.values(source, build, sha)
         command = [part.format(**values) for part in self.command]
-        env = dict(os.environ, ALLOCBENCH_SRC=values["src"], ALLOCBENCH_BUILD=values["build"],
+        env = self.common.environment(values, package)
+        env.update(ALLOCBENCH_SRC=values["src"], ALLOCBENCH_BUILD=values["build"],
                    ALLOCBENCH_REV=sha)
         step(command, f"building {sha[:12]} with {self.origin}'s build.command", cwd=source,
              env=env)
         return _check_plugin(Path(self.plugin.format(**values)), sha,
                              f"fix build.plugin in {self.origin}")
-
-
-def _placeholders(origin: str, key: str, text: str) -> set[str]:
-    try:
-        names = {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
-    except ValueError as e:
-        raise UserError(f"{origin}: '{key}' is not a valid template ({e}); write placeholders "
-                        "as {src}, {build}, {rev} or {jobs}, and a literal brace as {{ or }}"
-                        ) from None
-    unknown = sorted(names - set(PLACEHOLDERS))
-    if unknown:
-        raise UserError(f"{origin}: '{key}' uses unknown placeholder {{{unknown[0]}}}; the "
-                        "placeholders are {src}, {build}, {rev} and {jobs}")
-    return names
-
-
-def parse(origin: str, table: Any) -> CommandBuild:
-    """The [build] table of allocbench.toml at `origin`, validated."""
-    if not isinstance(table, dict):
-        raise UserError(f"{origin}: 'build' must be a table ([build]) with 'command' and "
-                        "'plugin'")
-    for key in table:
-        if key not in ("command", "plugin"):
-            raise UserError(f"{origin}: unknown key 'build.{key}'; the known keys here are "
-                            "command, plugin — fix the spelling or remove it")
-    for key in ("command", "plugin"):
-        if key not in table:
-            raise UserError(f"{origin}: [build] has no '{key}'; a build needs both, e.g.\n"
-                            '  command = ["make", "-C", "{src}", "BUILD={build}", "plugin"]\n'
-                            '  plugin = "{build}/libscenarios.so"')
-    command = table["command"]
-    if isinstance(command, str):
-        try:
-            command = shlex.split(command)
-        except ValueError as e:
-            raise UserError(f"{origin}: 'build.command' cannot be split into arguments ({e}); "
-                            "write it as an array of strings") from None
-    if not isinstance(command, list) or not command or \
-            not all(isinstance(part, str) for part in command):
-        raise UserError(f"{origin}: 'build.command' must be an array of strings (the program "
-                        "and its arguments) or one string")
-    used: set[str] = set()
-    for i, part in enumerate(command):
-        used |= _placeholders(origin, f"build.command[{i}]", part)
-    for name, why in (("src", "where the revision is checked out"),
-                      ("build", "the revision's own build folder, kept across runs")):
-        if name not in used:
-            raise UserError(f"{origin}: 'build.command' does not use {{{name}}} ({why}); "
-                            "every revision is built from its own worktree into its own folder, "
-                            "e.g. [\"cmake\", \"--build\", \"{build}\"]")
-    plugin = table["plugin"]
-    if not isinstance(plugin, str) or not plugin:
-        raise UserError(f"{origin}: 'build.plugin' must be a string, the path of the built "
-                        "plugin, e.g. \"{build}/libscenarios.so\"")
-    if not _placeholders(origin, "build.plugin", plugin) & {"src", "build"}:
-        raise UserError(f"{origin}: 'build.plugin' must start from {{build}} or {{src}} (each "
-                        "revision has its own), e.g. \"{build}/libscenarios.so\"")
-    return CommandBuild(tuple(command), plugin, origin)

@@ -12,9 +12,8 @@
     peak_live_bytes = "10%"
     time_threshold = 10        # percent, replaces [time] threshold for these instances
 
-    [build]                    # how sweep and bisect build a revision (see buildspec.py)
-    command = ["make", "-C", "{src}", "BUILD={build}", "plugin"]
-    plugin = "{build}/libscenarios.so"
+    [build]                    # how sweep and bisect build a revision (see buildconfig.py)
+    bench = "bench"            # a bench project beside the subject, or a build command
 
 The metrics a budget may name are the results' own `gate: exact` fields, so they are checked
 against the results (`check_metrics`), not against a list kept here.
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from allocbench import buildspec
+from allocbench import buildconfig
 from allocbench.errors import UserError
 from allocbench.fileio import read_text
 
@@ -73,7 +72,7 @@ class Config:
     path: Path | None = None
     time: TimeSettings = TimeSettings()
     budgets: tuple[Budget, ...] = ()
-    build: buildspec.CommandBuild | None = None
+    build: buildconfig.CommandBuild | buildconfig.CMakeSettings | None = None
 
     def with_threshold(self, threshold: float) -> Config:
         """This configuration with another [time] threshold (percent); budgets still apply."""
@@ -216,6 +215,6 @@ def load(path: Path | None) -> Config:
     for key in doc:
         if key not in ("time", "budget", "build"):
             raise _unknown(path, key, ["time", "budget", "build"])
-    build = buildspec.parse(str(path), doc["build"]) if "build" in doc else None
+    build = buildconfig.parse(str(path), doc["build"]) if "build" in doc else None
     return Config(Path(path), _time(path, doc.get("time", {})),
                   _budgets(path, doc.get("budget", [])), build)

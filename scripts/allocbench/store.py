@@ -1,6 +1,12 @@
-"""The results store of sweeps and bisects: one record per (machine, allocator, commit).
+"""The results store of sweeps and bisects: one record per (machine, allocator, commit, recipe).
 
-    <store>/<machine>/<allocator>/<sha>.json
+    <store>/<machine>/<allocator>/<sha>/<recipe>.json
+    <store>/<machine>/<allocator>/<sha>.json          (stores written before recipes had files)
+
+Measurements of one commit with another build or graft (another recipe) are kept side by side;
+the tables show the newest and say when their columns come from several recipes. A count-only
+record is completed, not lost, by a later run with the time pass: the new record carries the
+earlier one's date and build time under `earlier`.
 
 A record says how the revision was measured (its recipe: build and graft), whether it worked
 (status ok, build_failed, run_failed or timeout, with the tail of the log when not), and holds
@@ -22,14 +28,14 @@ from typing import Any, Iterator
 from allocbench import results
 from allocbench.errors import UserError
 from allocbench.fileio import read_json, write_atomically
+from allocbench.log_summary import informative_line
 from allocbench.validate import Checker
 
 STORE_VERSION = 1
 STATUSES = ("ok", "build_failed", "run_failed", "timeout")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_ERROR = re.compile(r"\berror\b", re.IGNORECASE)
-_WORKTREE = re.compile(r"\S*/\.allocbench/worktrees/[0-9a-f]{40}/")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_RECIPE = re.compile(r"^[0-9a-f]{16}$")
 FIX = "delete the file; the next sweep measures that revision again"
 
 
@@ -45,11 +51,9 @@ def machine_id(given: str | None = None) -> str:
 
 
 def problem(record: dict[str, Any]) -> str:
-    """Why a failed record has no results, in one line: its status and the log's first error
-    line (a compiler's, not make's echo of it), else its last line."""
-    lines = [_WORKTREE.sub("", line.strip()) for line in record.get("log_tail", "").splitlines()
-             if line.strip()]
-    error = next((line for line in lines if _ERROR.search(line)), lines[-1] if lines else "")
+    """Why a failed record has no results, in one line: its status and the most informative
+    line of its log (log_summary.py: CMake's message, a compiler's error, else the last line)."""
+    error = informative_line(record.get("log_tail", ""))
     return f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
 
 
@@ -83,15 +87,25 @@ def _check_key(record: Any, origin: Path) -> None:
                       ("status", str), ("time_measured", bool)):
         if not isinstance(record.get(key), kind):
             raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; {FIX}")
+    if not _RECIPE.match(record["recipe"]) or not _SHA.match(record["sha"]):
+        key = "recipe" if not _RECIPE.match(record["recipe"]) else "sha"
+        raise UserError(f"{origin}: field '{key}' is {json.dumps(record[key])[:60]}, not "
+                        f"{'16' if key == 'recipe' else '40'} hexadecimal digits; {FIX}")
     if record["status"] not in STATUSES:
         raise UserError(f"{origin}: field 'status' is {record['status']!r}, not one of "
                         f"{', '.join(STATUSES)}; {FIX}")
 
 
 def _check_place(record: dict[str, Any], origin: Path) -> None:
-    """The record's own key names its file: <machine>/<allocator>/<sha>.json."""
-    where = {"sha": origin.stem, "allocator": origin.parent.name,
-             "machine": origin.parent.parent.name}
+    """The record's own key names its file: <machine>/<allocator>/<sha>/<recipe>.json (or the
+    older <machine>/<allocator>/<sha>.json)."""
+    if _SHA.match(origin.stem):
+        where = {"sha": origin.stem, "allocator": origin.parent.name,
+                 "machine": origin.parent.parent.name}
+    else:
+        where = {"recipe": origin.stem, "sha": origin.parent.name,
+                 "allocator": origin.parent.parent.name,
+                 "machine": origin.parent.parent.parent.name}
     for key, expected in where.items():
         if record[key] != expected:
             raise UserError(f"{origin}: field '{key}' is {json.dumps(record[key])[:60]}, but the "
@@ -102,16 +116,23 @@ def _check_place(record: dict[str, Any], origin: Path) -> None:
 class Store:
     root: Path
 
-    def path(self, machine: str, allocator: str, sha: str) -> Path:
-        return self.root / machine / allocator / f"{sha}.json"
+    def path(self, machine: str, allocator: str, sha: str, recipe: str) -> Path:
+        return self.root / machine / allocator / sha / f"{recipe}.json"
 
-    def get(self, machine: str, allocator: str, sha: str) -> dict[str, Any] | None:
-        return self._read(self.path(machine, allocator, sha))
+    def get(self, machine: str, allocator: str, sha: str, recipe: str | None = None
+            ) -> dict[str, Any] | None:
+        """The record of `sha` measured with `recipe`; without one, the newest of any recipe."""
+        found = [r for r in self._of(self.root / machine / allocator, sha)
+                 if recipe is None or r["recipe"] == recipe]
+        return max(found, key=_newest, default=None)
 
     def put(self, record: dict[str, Any]) -> Path:
-        path = self.path(record["machine"], record["allocator"], record["sha"])
+        path = self.path(record["machine"], record["allocator"], record["sha"], record["recipe"])
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        old = path.parent.with_suffix(".json")   # the same key in the older layout
+        if os.path.lexists(old) and self._read(old)["recipe"] == record["recipe"]:
+            old.unlink()
         return path
 
     def find(self, allocator: str, sha: str, machine: str) -> dict[str, Any] | None:
@@ -119,8 +140,8 @@ class Store:
         metrics do not depend on the machine), preferring one that measured something."""
         found = [self.get(machine, allocator, sha)]
         if self.root.is_dir():
-            found += [self._read(p / allocator / f"{sha}.json")
-                      for p in sorted(self.root.iterdir()) if p.name != machine]
+            found += [self.get(p.name, allocator, sha)
+                      for p in sorted(self.root.iterdir()) if p.name != machine and p.is_dir()]
         found = [r for r in found if r is not None]
         return next((r for r in found if r["status"] == "ok"), found[0] if found else None)
 
@@ -128,15 +149,27 @@ class Store:
         """Every record, in a stable order; files that are not records are left alone."""
         if not self.root.is_dir():
             return
-        for path in sorted(self.root.glob("*/*/*.json")):
-            if _SHA.match(path.stem):
-                yield path, self._read(path)
+        paths = [p for p in self.root.glob("*/*/*.json") if _SHA.match(p.stem)]
+        paths += [p for p in self.root.glob("*/*/*/*.json") if _SHA.match(p.parent.name)
+                  and _RECIPE.match(p.stem)]
+        for path in sorted(paths):
+            yield path, self._read(path)
+
+    def _of(self, folder: Path, sha: str) -> list[dict[str, Any]]:
+        paths = [folder / f"{sha}.json"]
+        if (folder / sha).is_dir():
+            paths += sorted(p for p in (folder / sha).glob("*.json") if _RECIPE.match(p.stem))
+        return [r for r in map(self._read, paths) if r is not None]
 
     @staticmethod
     def _read(path: Path) -> dict[str, Any] | None:
         if not os.path.lexists(path):
             return None
         return check(read_json(path, "the store record", FIX), path)
+
+
+def _newest(record: dict[str, Any]) -> tuple[bool, str]:
+    return record["status"] == "ok", record.get("recorded", "")
 
 
 def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
@@ -148,7 +181,8 @@ def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
             raise UserError(f"{source.root}: no such store; give the folder a sweep wrote "
                             "(its --store, default <repo>/.allocbench/results)")
         for _, record in source.records():
-            present = into.get(record["machine"], record["allocator"], record["sha"])
+            present = into.get(record["machine"], record["allocator"], record["sha"],
+                               record["recipe"])
             if present is None or _better(record, present):
                 into.put(record)
                 copied += 1
@@ -158,6 +192,4 @@ def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
 
 
 def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    rank = (new["status"] == "ok", new.get("recorded", "")), (old["status"] == "ok",
-                                                               old.get("recorded", ""))
-    return rank[0] > rank[1]
+    return _newest(new) > _newest(old)

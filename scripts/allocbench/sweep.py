@@ -3,7 +3,14 @@ progress line.
 
 Shared by `allocbench sweep` (many revisions) and `allocbench bisect` (the ones a binary search
 asks for). A revision is measured at most once per recipe (build + graft): a stored record is
-used as it is — a failure too, until --retry-failed — unless --force.
+used as it is — a failure too, until --retry-failed — unless --force; a count-only record is
+measured again, with time, when time is asked for, and the new record keeps its date and build
+time under `earlier`.
+
+Every revision of one recipe is checked out in ONE worktree and built in ONE build folder
+(revisions.shared_tree), moved from revision to revision: git rewrites the files that differ,
+the build recompiles what they touch, and ccache (paths made relative to the repository) serves
+what an earlier revision already compiled.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from typing import Any
 
 from allocbench import graft as grafting
 from allocbench import proc, results, revisions
-from allocbench.buildspec import CMakeBuild, CommandBuild
+from allocbench import submodules as submodules_of
+from allocbench.buildspec import CMakeBuild, CommandBuild, package_dir
 from allocbench.errors import UserError
 from allocbench.revision import git
 from allocbench.store import STORE_VERSION, Store
@@ -42,6 +50,7 @@ class Plan:
     timeout: float = 1800.0
     force: bool = False
     retry_failed: bool = False
+    submodules: str = submodules_of.DEFAULT
     recipe: dict[str, Any] = field(init=False)   # build and graft, as recorded
     recipe_id: str = field(init=False)           # its hash, what a record is matched on
 
@@ -49,16 +58,20 @@ class Plan:
         # The graft as it is when the sweep starts: every record of the sweep names that.
         recipe = {"build": self.spec.identity(),
                   "graft": grafting.fingerprint(list(self.grafts))}
+        if self.submodules == "none":   # auto and remote check out the same commits
+            recipe["submodules"] = "none"
         digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
         object.__setattr__(self, "recipe", recipe)
         object.__setattr__(self, "recipe_id", digest[:16])
 
+    def previous(self, sha: str) -> dict[str, Any] | None:
+        """The record of `sha` with this recipe, whatever it holds."""
+        return self.store.get(self.machine, self.allocator, sha, self.recipe_id)
+
     def stored(self, sha: str) -> dict[str, Any] | None:
         """The record that makes measuring `sha` again unnecessary, if there is one."""
-        if self.force:
-            return None
-        record = self.store.get(self.machine, self.allocator, sha)
-        if record is None or record["recipe"] != self.recipe_id:
+        record = None if self.force else self.previous(sha)
+        if record is None:
             return None
         if record["status"] != "ok":
             return None if self.retry_failed else record
@@ -86,13 +99,15 @@ def _output(value: str | bytes | None) -> str:
 
 
 def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
-    """Checks out, grafts, builds and runs `sha` (labelled `name`); stores and returns its
-    record. A failing build or run is recorded with the end of its log, not raised."""
-    with revisions.locked(plan.repo, sha):
-        return _measure(plan, sha, name)
+    """Checks out, grafts, builds and runs `sha` (labelled `name`) in the plan's shared tree;
+    stores and returns its record. A failing build or run is recorded with the end of its log,
+    not raised."""
+    key = plan.spec.tree_key()
+    with revisions.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
+        return _measure(plan, sha, name, revisions.shared_tree(plan.repo, key))
 
 
-def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
+def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[str, Any]:
     state = revisions.state_dir(plan.repo)
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
@@ -102,6 +117,9 @@ def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
         "allocator": plan.allocator, "recipe": plan.recipe_id, "recipe_detail": plan.recipe,
         "harness": str(plan.runner), "status": "ok", "time_measured": plan.time,
         "seconds": {}, "results": None}
+    earlier = plan.previous(sha)
+    if earlier is not None:
+        record["earlier"] = [_summary(earlier), *earlier.get("earlier", [])]
 
     def fail(status: str, step: str, output: str) -> dict[str, Any]:
         log = logs / f"{sha}-{step}.log"
@@ -111,8 +129,9 @@ def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
 
     started = time.monotonic()
     try:
-        source = grafting.checkout(plan.repo, sha, list(plan.grafts))
-        plugin = plan.spec.build(source, plan.spec.folder(plan.repo, sha), sha)
+        source = grafting.checkout(plan.repo, sha, list(plan.grafts),
+                                   submodules=plan.submodules, tree=tree[0])
+        plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
     except revisions.StepFailed as e:
         record["seconds"]["build"] = round(time.monotonic() - started, 3)
         return fail("build_failed", "build", f"{e.what} failed (exit code {e.code})\n{e.output}")
@@ -151,6 +170,12 @@ def _measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
     _put(plan, record)
     out.unlink()
     return record
+
+
+def _summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What a new record keeps of the one it supersedes: when and how it was measured."""
+    return {key: record[key] for key in ("recorded", "status", "time_measured", "seconds",
+                                         "harness", "log") if key in record}
 
 
 def _put(plan: Plan, record: dict[str, Any]) -> dict[str, Any]:

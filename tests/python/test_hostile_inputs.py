@@ -370,7 +370,7 @@ def record(**changes: Any) -> dict[str, Any]:
     """A store record as `allocbench sweep` writes it, around a real results document."""
     results = json.loads((DATA / "results_small.json").read_text())
     found = {"store_version": 1, "sha": SHA, "label": "v1.0", "subject": "a commit",
-             "machine": "m1", "allocator": "system", "recipe": "r1", "recipe_detail": {},
+             "machine": "m1", "allocator": "system", "recipe": "0" * 16, "recipe_detail": {},
              "harness": "allocbench-run", "status": "ok", "time_measured": True,
              "seconds": {"build": 1.0, "run": 2.0}, "results": results,
              "recorded": "2026-01-01T00:00:00+00:00"}
@@ -401,6 +401,8 @@ STORE_CASES = [
     ("results null on an ok record", lambda: record(results=None), ("results",)),
     ("unknown status", lambda: record(status="fine"), ("'status'", "fine")),
     ("filed under another sha", lambda: record(sha="cd" * 20), ("'sha'", "cd" * 20)),
+    ("a recipe that is a path", lambda: record(recipe="../../../etc/x"),
+     ("'recipe'", "not 16 hexadecimal digits")),
     ("time_measured contradicts the results", lambda: record(time_measured=False),
      ("time_measured",)),
     ("failure without its log", lambda: record(status="build_failed", results=None),

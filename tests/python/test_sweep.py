@@ -260,9 +260,9 @@ def test_a_configured_build_command_builds_each_revision(tracer, prefix, runner,
     expected = expected_rows(tagged, graft=False)
     found = table(tracer, store, "v1.1", "v2.0")
     assert {key: found[key] for key in expected} == expected
-    folders = sorted(p.name for p in (tracer.repo / ".allocbench" / "builds").iterdir()
-                     if p.name.startswith(tagged[0].sha + "-"))
-    assert len(folders) == 1  # apart from the CMake build of the same revision
+    trees = sorted(p.name for p in (tracer.repo / ".allocbench" / "trees").iterdir())
+    # both revisions in one tree, apart from any CMake build of the same revisions
+    assert len([t for t in trees if t.startswith("command-")]) == 1
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -321,8 +321,7 @@ def test_build_command_without_its_placeholders_is_refused(tracer, build_flags, 
 
 def test_a_worktree_with_foreign_changes_is_refused(tracer, build_flags, full_sweep, tmp_path,
                                                    capsys):
-    commit = tracer.by_tag("v1.1")
-    worktree = tracer.repo / ".allocbench" / "worktrees" / commit.sha
+    [worktree] = (tracer.repo / ".allocbench" / "trees").glob("cmake-*/src")  # the shared one
     span_cc = worktree / "src" / "span.cc"
     original = span_cc.read_text()
     span_cc.write_text(original + "// debugging\n")
@@ -360,16 +359,17 @@ def test_a_crash_or_a_timeout_is_recorded_and_the_sweep_goes_on(tracer, build_fl
 def test_two_allocbench_processes_take_turns_on_one_revision(tracer, build_flags, full_sweep,
                                                             tmp_path):
     import fcntl
-    sha = tracer.by_tag("v1.2").sha
-    lock = open(tracer.repo / ".allocbench" / "worktrees" / f"{sha}.lock", "w")
-    fcntl.flock(lock, fcntl.LOCK_EX)  # as a running `allocbench ab` on v1.2 would
+    [path] = (tracer.repo / ".allocbench" / "worktrees").glob("tree-cmake-*.lock")
+    lock = open(path, "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # as another sweep or bisect with this build would
     sweep = subprocess.Popen(
         [sys.executable, "-m", "allocbench", "sweep", "v1.2", *build_flags,
          *store_flags(tmp_path / "store"), "--no-time"],
         env=dict(os.environ, PYTHONPATH=str(ROOT / "scripts")), stderr=subprocess.PIPE,
         text=True)
     waiting = sweep.stderr.readline()
-    assert f"waiting for another allocbench that is using {sha[:12]}" in waiting
+    key = path.stem[len("tree-"):]
+    assert f"waiting for another allocbench that is using the build tree {key}" in waiting
     assert sweep.poll() is None
     lock.close()
     _, err = sweep.communicate(timeout=120)

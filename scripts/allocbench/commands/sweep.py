@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, config, history, revisions, sweep_plot, sweep_progress, sweep_table
+from allocbench import buildconfig, buildspec, config, history, revisions
 from allocbench import graft as grafting
+from allocbench import submodules as submodules_of
+from allocbench import sweep_plot, sweep_progress, sweep_table
 from allocbench.commands import ab
 from allocbench.commands.run import ALLOCATORS
 from allocbench.errors import UserError
@@ -58,10 +61,20 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
                         help="copy PATH (today's scenario sources) over DEST of every revision "
                              "[DEST: PATH's place in the repository]; repeatable")
+    parser.add_argument("--bench", type=Path, metavar="DIR",
+                        help="a CMake project beside the subject that builds the plugin, "
+                             "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
+                             "source tree> (instead of the revision's own CMake)")
     ab.add_cmake_arguments(parser)
+    parser.add_argument("--cmake", metavar="PATH",
+                        help="the cmake program to configure and build with [cmake on PATH]")
+    parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
+                        help="where each revision's git submodules come from: auto (your "
+                             "checkout's when it has them, works offline; else their URL), "
+                             "remote (their URL), none [auto]")
     parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="allocbench.toml whose [build] builds each revision instead of "
-                             "CMake [<repo>/allocbench.toml if it has one]")
+                        help="allocbench.toml whose [build] says how each revision is built "
+                             "[<repo>/allocbench.toml if it has one]")
     parser.add_argument("--runner", type=Path, metavar="PATH",
                         help="allocbench-run for every revision [this checkout's, built if "
                              "needed]")
@@ -93,8 +106,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     """What the sweep table shows: shared by sweep and sweep-table."""
     parser.add_argument("--metric", action="append", metavar="NAME",
-                        help="allocation metric, repeatable: bytes_per_op, allocs_per_op … "
-                             "[bytes_per_op]")
+                        help="add a table of this allocation metric after B/op's (always "
+                             "shown), repeatable: allocs_per_op, usable_bytes_per_op …")
     parser.add_argument("--changed-only", action="store_true",
                         help="only the scenarios whose allocation metrics differ between "
                              "revisions")
@@ -102,37 +115,55 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also draw the allocation curve: FILE.svg, .png or .pdf")
 
 
-def build_spec(repo: Path, config_path: Path | None, target: str | None,
-               plugin_path: str | None, cmake_arg: list[str]
+def build_spec(repo: Path, config_path: Path | None, *, target: str | None = None,
+               plugin_path: str | None = None, cmake_arg: list[str] | None = None,
+               bench: Path | None = None, cmake: str | None = None
                ) -> buildspec.CMakeBuild | buildspec.CommandBuild:
-    """[build] of the configuration when there is one, else the project's CMake."""
+    """[build] of the configuration with the command line's CMake options over it; the
+    project's own CMake when neither says otherwise."""
     if config_path is None and (repo / config.DEFAULT_NAME).is_file():
         config_path = repo / config.DEFAULT_NAME
-    command = config.load(config_path).build if config_path is not None else None
-    if command is not None:
-        if target or plugin_path or cmake_arg:
-            raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path "
-                            "and --cmake-arg do not apply; drop them or the [build] table")
-        return command
-    return buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
-                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg))
+    table = config.load(config_path).build if config_path is not None else None
+    if isinstance(table, buildspec.CommandBuild):
+        if target or plugin_path or cmake_arg or bench or cmake:
+            raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path, "
+                            "--cmake-arg, --bench and --cmake do not apply; drop them or the "
+                            "[build] command")
+        return table
+    table = table or buildconfig.CMakeSettings()
+    bench = bench.resolve() if bench is not None else table.bench
+    if bench is not None and not (bench / "CMakeLists.txt").is_file():
+        raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
+                        "CMake project that builds your scenario plugin")
+    program = cmake or table.cmake or buildspec.DEFAULT_CMAKE
+    if shutil.which(program) is None:
+        raise UserError(f"--cmake {program}: no such program; give the path of a cmake "
+                        "executable, e.g. --cmake /opt/cmake-3.28/bin/cmake")
+    return buildspec.CMakeBuild(
+        target or table.target or buildspec.DEFAULT_TARGET,
+        plugin_path or table.plugin or buildspec.DEFAULT_PLUGIN,
+        (*table.cmake_args, *(cmake_arg or [])), bench, program, table.common,
+        grafting.fingerprint([grafting.Graft(bench, "bench")]) if bench is not None else "")
 
 
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
               graft: list[str], target: str | None, plugin_path: str | None,
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
-              force: bool, retry_failed: bool, time: bool, run_options: list[str]
-              ) -> sweeping.Plan:
+              force: bool, retry_failed: bool, time: bool, run_options: list[str],
+              bench: Path | None = None, cmake: str | None = None,
+              submodules: str | None = None) -> sweeping.Plan:
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
-    spec = build_spec(repo, config, target, plugin_path, cmake_arg)
+    spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
+                      cmake_arg=cmake_arg, bench=bench, cmake=cmake)
     grafts = tuple(grafting.parse(text, repo) for text in graft)
     runner = ab.harness(runner, allocator)
     ab.check_runner(runner, [*run_options, *([] if time else ["--no-time"])])
     return sweeping.Plan(repo, spec, grafts, runner, allocator,
                          machine_id(machine),
                          Store(store or revisions.state_dir(repo) / "results"),
-                         tuple(run_options), time, timeout, force, retry_failed)
+                         tuple(run_options), time, timeout, force, retry_failed,
+                         submodules or submodules_of.DEFAULT)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -144,7 +175,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         force: bool = False, retry_failed: bool = False, repetitions: int | None = None,
         min_time: str | None = None, no_time: bool = False,
         instance_timeout: str | None = None, metric: list[str] | None = None,
-        changed_only: bool = False, plot: Path | None = None) -> int:
+        changed_only: bool = False, plot: Path | None = None, bench: Path | None = None,
+        cmake: str | None = None, submodules: str | None = None) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
     repo = revisions.toplevel(repo or Path.cwd())
@@ -156,8 +188,9 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                      force=force, retry_failed=retry_failed, time=not no_time,
                      run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False,
-                                                   instance_timeout=instance_timeout))
-    metrics = metric or ["bytes_per_op"]
+                                                   instance_timeout=instance_timeout),
+                     bench=bench, cmake=cmake, submodules=submodules)
+    metrics = sweep_table.metrics_of(metric)
     progress = sweep_progress.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []
     try:
