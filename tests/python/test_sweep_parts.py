@@ -1,5 +1,6 @@
 """The parts of sweep and bisect that need no build: the search, shards, the [build] table,
-grafts, store records and the table's rendering (on hand-made records with known values)."""
+grafts, store records and the table's rendering (on hand-made records with known values; one
+test holds their field list against the built runner's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 
 import pytest
 
-from allocbench import bisection, buildspec, graft, store, sweep, sweep_table
+from allocbench import bisection, buildconfig, buildspec, graft, store, sweep, sweep_table
 from allocbench.errors import UserError
 
 
@@ -75,19 +76,19 @@ GOOD_BUILD = {"command": ["make", "-C", "{src}", "OUT={build}", "-j{jobs}"],
 ])
 def test_build_table_errors_name_the_field_and_the_fix(table, message):
     with pytest.raises(UserError) as e:
-        buildspec.parse("allocbench.toml", table)
+        buildconfig.parse("allocbench.toml", table)
     assert str(e.value).startswith("allocbench.toml: ") and message in str(e.value)
 
 
 def test_build_command_runs_without_a_shell(tmp_path):
-    spec = buildspec.parse("cfg", {"command": "sh -c 'echo \"$1\" > \"$2\"/out.txt' x {rev} "
+    spec = buildconfig.parse("cfg", {"command": "sh -c 'echo \"$1\" > \"$2\"/out.txt' x {rev} "
                                               "{build} {src}", "plugin": "{build}/out.txt"})
     assert spec.command == ("sh", "-c", 'echo "$1" > "$2"/out.txt', "x", "{rev}", "{build}",
                             "{src}")
     sha = "ab" * 20
     plugin = spec.build(tmp_path, tmp_path / "b", sha)
     assert plugin.read_text() == sha + "\n"
-    failing = buildspec.parse("cfg", {"command": ["false", "{src}", "{build}"],
+    failing = buildconfig.parse("cfg", {"command": ["false", "{src}", "{build}"],
                                       "plugin": "{build}/x.so"})
     with pytest.raises(buildspec.StepFailed, match="exit code 1"):
         failing.build(tmp_path, tmp_path / "b", sha)
@@ -130,7 +131,7 @@ def results_doc(values: dict[str, float], ns: float = 10.0) -> dict:
 def record(sha: str, values: dict[str, float] | None, status: str = "ok", **extra) -> dict:
     return {"store_version": 1, "sha": sha, "label": extra.pop("label", sha[:10]),
             "subject": extra.pop("subject", "s"), "machine": extra.pop("machine", "m1"), "allocator": "system",
-            "recipe": "r1", "status": status, "time_measured": True,
+            "recipe": "0" * 16, "status": status, "time_measured": True,
             "results": results_doc(values) if values is not None else None, **extra}
 
 
@@ -175,7 +176,7 @@ def test_store_prefers_measurements_and_names_broken_records(tmp_path):
     assert store.merge(a, [b]) == (1, 0)
     assert a.get("m1", "system", sha)["status"] == "ok"
     assert store.merge(a, [b]) == (0, 1)
-    path = a.path("m1", "system", sha)
+    path = a.path("m1", "system", sha, "0" * 16)
     path.write_text(json.dumps({**json.loads(path.read_text()), "status": "fine"}))
     with pytest.raises(UserError, match=f"{path}: field 'status' is 'fine'.*delete the file"):
         a.get("m1", "system", sha)
@@ -274,3 +275,158 @@ def test_plot_draws_a_line_per_scenario_with_failed_revisions_marked(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.svg"]  # no temporary left
     with pytest.raises(UserError, match="name the picture .svg, .png or .pdf"):
         sweep_plot.plot(columns, ["bytes_per_op"], tmp_path / "curve.jpg")
+
+
+# --- the sweep table: headings, marks, Δ columns, --metric ------------------------------------
+
+# As harness/src/fields.h has them: test_fallback_and_test_fields_are_the_runners checks each
+# against the field list allocbench-run writes, so these hand-made records cannot drift from it.
+FIELDS = [
+    {"section": "alloc", "key": "bytes_per_op", "column": "B/op", "unit": "B", "gate": "exact"},
+    {"section": "alloc", "key": "allocs_per_op", "column": "allocs/op", "unit": "allocs",
+     "gate": "exact"},
+    {"section": "alloc", "key": "usable_bytes_per_op", "column": None, "unit": "B",
+     "gate": "info"},
+    {"section": "alloc", "key": "peak_live_bytes", "column": None, "unit": "B", "gate": "info"},
+    {"section": "time", "key": "ns_per_op", "column": "ns/op", "unit": "ns", "gate": "time"}]
+RECIPE = "0123456789abcdef"
+A, B, C, D = (c * 40 for c in "abcd")
+
+
+def alloc(bytes_per_op: float, allocs_per_op: float, usable: float, peak: float) -> dict:
+    return {"bytes_per_op": bytes_per_op, "allocs_per_op": allocs_per_op,
+            "usable_bytes_per_op": usable, "peak_live_bytes": peak}
+
+
+def measured(sha: str, label: str, instances: dict[str, dict], ns: float | None = 10.0
+             ) -> sweep_table.Column:
+    """A revision that measured `instances` ({name: alloc section}); ns None: with --no-time."""
+    context = {"count": {"warmup_ops": 100, "window_ops": 100},
+               "time": None if ns is None else {"repetitions": 3, "min_time_s": 0.01}}
+    doc = {"schema_version": 1, "context": context, "fields": FIELDS, "complete": True,
+           "results": [{"name": n, "scenario": n, "args": {}, "threads": 1,
+                        "allocator": "glibc", "alloc": a,
+                        "time": None if ns is None else {"ns_per_op": ns}}
+                       for n, a in instances.items()]}
+    return sweep_table.Column(sha, label, {
+        "store_version": 1, "sha": sha, "label": label, "subject": "s", "machine": "m1",
+        "allocator": "system", "recipe": RECIPE, "status": "ok",
+        "time_measured": ns is not None, "results": doc})
+
+
+def build_failed(sha: str) -> sweep_table.Column:
+    return sweep_table.Column(sha, sha[:10], {
+        "store_version": 1, "sha": sha, "label": sha[:10], "subject": "s", "machine": "m1",
+        "allocator": "system", "recipe": RECIPE, "status": "build_failed",
+        "time_measured": False, "results": None, "log": "/l/c.log",
+        "log_tail": "span.cc:3:1: error: oops"})
+
+
+def test_metric_adds_a_table_after_bytes_per_op(tmp_path):
+    from allocbench.commands import sweep_table as command
+    assert sweep_table.metrics_of(None) == ["bytes_per_op"]
+    assert sweep_table.metrics_of(["allocs_per_op"]) == ["bytes_per_op", "allocs_per_op"]
+    assert sweep_table.metrics_of(["allocs_per_op", "bytes_per_op", "allocs_per_op"]) == [
+        "bytes_per_op", "allocs_per_op"]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "one"], ["tag", "v1"]):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], check=True, capture_output=True)
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    store.Store(tmp_path / "store").put(measured(sha, "v1", {"s/a": alloc(64, 2, 80, 256)})
+                                        .record)
+    out = tmp_path / "table.md"
+    assert command.run(names=["v1"], repo=repo, store=tmp_path / "store", machine="m1",
+                       metric=["allocs_per_op"], out=out) == 0
+    assert out.read_text().splitlines()[:11] == [
+        "#### B/op — exact", "", "| scenario | v1 |", "|---|---:|", "| `s/a` | 64 |", "",
+        "#### allocs/op — exact", "", "| scenario | v1 |", "|---|---:|", "| `s/a` | 2 |"]
+
+
+def test_headings_claim_exact_only_for_exact_gates():
+    columns = [measured(A, "v1", {"s/a": alloc(64, 2, 80, 256)}),
+               measured(B, "v2", {"s/a": alloc(96, 3, 112, 384), "s/b": alloc(48, 1, 48, 48)})]
+    lines = sweep_table.markdown(columns, ["bytes_per_op", "usable_bytes_per_op",
+                                           "peak_live_bytes"]).splitlines()
+    assert [line for line in lines if line.startswith("####")] == [
+        "#### B/op — exact", "#### usable_bytes_per_op — shown, never gated",
+        "#### peak_live_bytes — shown, never gated", "#### ns/op — directional only"]
+    usable = lines.index("#### usable_bytes_per_op — shown, never gated")
+    assert lines[usable + 2:usable + 6] == [
+        "| scenario | v1 | v2 | Δ v1 → v2 | Δ % |", "|---|---:|---:|---:|---:|",
+        "| `s/a` | 80 | 112 | +32 | +40.0% |", "| `s/b` | – | 48 |  |  |"]
+    assert lines[-3:] == [
+        "Notes:", "", "- – the revision's plugin does not have the scenario: graft today's "
+        "scenarios (--graft) to measure it there"]
+
+
+def test_time_table_marks_a_revision_measured_without_time_apart_from_failures():
+    same = {"s/a": alloc(64, 2, 80, 256)}
+    columns = [measured(A, "v1", same, ns=12.5), measured(B, "v2", same, ns=None),
+               build_failed(C)]
+    text = sweep_table.markdown(columns, ["bytes_per_op"])
+    lines = text.splitlines()
+    assert lines[4] == "| `s/a` | 64 | 64 | ✗ | 0 ¹ | 0.0% |"
+    time = lines.index("#### ns/op — directional only")
+    assert lines[time + 4:time + 7] == [
+        "| scenario | v1 | v2 | cccccccccc |", "|---|---:|---:|---:|", "| `s/a` | 12.5 | ∅ | ✗ |"]
+    assert text.split("Notes:\n\n")[1].splitlines() == [
+        "- ∅ `v2` (bbbbbbbbbb): measured without the time pass (--no-time); run the sweep "
+        "again without --no-time to time it",
+        "- ✗ `cccccccccc` build failed: `span.cc:3:1: error: oops` — log: /l/c.log"]
+    untimed = sweep_table.markdown(columns[1:2], ["bytes_per_op"])
+    assert "ns/op" not in untimed and "∅" not in untimed   # no time table, no mark to explain
+
+
+def test_one_measured_revision_has_no_delta_columns():
+    columns = [measured(A, "v1", {"s/a": alloc(64, 2, 80, 256)}),
+               sweep_table.Column(B, "v2", None)]
+    assert sweep_table.markdown(columns, ["bytes_per_op"]).splitlines()[:5] == [
+        "#### B/op — exact", "", "| scenario | v1 | v2 |", "|---|---:|---:|",
+        "| `s/a` | 64 | · |"]
+    assert sweep_table.markdown(columns[:1], ["bytes_per_op"]).splitlines()[2:5] == [
+        "| scenario | v1 |", "|---|---:|", "| `s/a` | 64 |"]
+    # CSV keeps one shape for scripts: the delta columns are there, and empty.
+    assert sweep_table.csv_text(columns, ["bytes_per_op"]).splitlines() == [
+        "metric,scenario,v1,v2,delta,delta_percent", f"sha,,{A},{B},,",
+        "status,,ok,not_measured,,", "bytes_per_op,s/a,64,,,", "ns_per_op,s/a,10,,,"]
+
+
+def test_an_empty_table_is_headed_by_the_metrics_column_name():
+    columns = [build_failed(C), sweep_table.Column(D, "v3", None)]
+    assert sweep_table.markdown(columns, ["bytes_per_op", "allocs_per_op", "frees_per_op"]) == (
+        "#### B/op — exact\n\n"
+        "| scenario | cccccccccc | v3 |\n|---|---:|---:|\n\n"
+        "#### allocs/op — exact\n\n"
+        "| scenario | cccccccccc | v3 |\n|---|---:|---:|\n\n"
+        "#### frees_per_op\n\n"
+        "| scenario | cccccccccc | v3 |\n|---|---:|---:|\n\n"
+        "Notes:\n\n"
+        "- ✗ `cccccccccc` build failed: `span.cc:3:1: error: oops` — log: /l/c.log\n"
+        "- · `v3` (dddddddddd): not measured yet\n")
+
+
+def test_fallback_and_test_fields_are_the_runners(runner, ground_truth, tmp_path):
+    out = tmp_path / "r.json"
+    done = subprocess.run([str(runner), "--plugin", str(ground_truth), "--no-time", "--quiet",
+                           "--filter", "sized/bytes:24$", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    written = {(f["section"], f["key"]): f for f in json.loads(out.read_text())["fields"]}
+    for key, field in sweep_table.FALLBACK.items():
+        assert {k: written[key][k] for k in field} == field, key
+    for field in FIELDS:
+        assert {k: written[field["section"], field["key"]][k] for k in field} == field
+
+
+def test_sweep_table_help_says_show_not_measure():
+    import argparse
+    import re
+    from allocbench.commands import sweep_table as command
+    parser = argparse.ArgumentParser()
+    command.setup_arguments(parser)
+    helps = {a.dest: a.help or "" for a in parser._actions}
+    assert helps["names"] == "revisions to show, in this order (after --tags and --range)"
+    assert [dest for dest, text in helps.items() if re.search(r"\bmeasure\b", text)] == []

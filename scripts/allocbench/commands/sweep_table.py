@@ -18,6 +18,13 @@ from allocbench.fileio import write_atomically
 from allocbench.store import Store, machine_id
 
 
+# sweep's arguments say what a sweep measures; this command measures nothing, it shows.
+SHOWN = {"names": "revisions to show, in this order (after --tags and --range)",
+         "repo": "the repository whose revisions to show [the current checkout]",
+         "shard": "show only shard I of N (every N-th revision from the I-th)",
+         "allocator": "the allocator backend whose records to show [system = glibc]"}
+
+
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     sweep_command.add_selection_arguments(parser)
     sweep_command.add_store_arguments(parser)
@@ -25,6 +32,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=["markdown", "csv"], default="markdown",
                         help="markdown tables for a pull request, or one CSV [markdown]")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here, not to stdout")
+    for action in parser._actions:   # argparse has no public way to reword an argument
+        action.help = SHOWN.get(action.dest, action.help)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -45,7 +54,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         record = found.find(allocator, sha, machine)
         label = record["label"] if record else sweeping.label(repo, sha)
         columns.append(sweep_table.Column(sha, label, record))
-    metrics = metric or ["bytes_per_op"]
+    metrics = sweep_table.metrics_of(metric)
     sweep_table.check_metrics(columns, metrics)
     render = sweep_table.markdown if format == "markdown" else sweep_table.csv_text
     text = render(columns, metrics, changed_only)
