@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import os
 import signal
@@ -375,3 +376,38 @@ def test_two_allocbench_processes_take_turns_on_one_revision(tracer, build_flags
     _, err = sweep.communicate(timeout=120)
     assert sweep.returncode == 0, err
     assert "1 of 1 revisions measured" in err
+
+
+def test_a_time_run_completes_a_count_only_record(tracer, build_flags, full_sweep, tmp_path):
+    store = tmp_path / "store"
+    sha = tracer.by_tag("v1.2").sha
+    assert run_cli(["sweep", "v1.2", *build_flags, *store_flags(store), "--no-time"]) == 0
+    [path] = store.rglob(f"{sha}/*.json")
+    counted = json.loads(path.read_text())
+    assert counted["time_measured"] is False
+    assert run_cli(["sweep", "v1.2", *build_flags, *store_flags(store), "--repetitions", "2",
+                    "--min-time", "0.001"]) == 0
+    assert list(store.rglob("*.json")) == [path]
+    timed = json.loads(path.read_text())
+    assert timed["time_measured"] is True
+    assert timed["earlier"] == [{key: counted[key] for key in (
+        "recorded", "status", "time_measured", "seconds", "harness")}]
+    assert [r["alloc"] for r in timed["results"]["results"]] == \
+        [r["alloc"] for r in counted["results"]["results"]]
+
+
+def test_another_recipe_is_kept_beside_the_first(tracer, build_flags, full_sweep, tmp_path):
+    store = tmp_path / "store"
+    sha = tracer.by_tag("v1.1").sha
+    assert run_cli(["sweep", "v1.1", *build_flags, *store_flags(store), "--no-time"]) == 0
+    assert run_cli(["sweep", "v1.1", "--graft", str(tracer.bench()), *build_flags,
+                    *store_flags(store), "--no-time"]) == 0
+    records = [json.loads(p.read_text()) for p in store.rglob(f"{sha}/*.json")]
+    assert len({r["recipe"] for r in records}) == 2
+    grafted = next(r for r in records if r["recipe_detail"]["graft"])
+    plain = next(r for r in records if not r["recipe_detail"]["graft"])
+    assert synth.TRACE in [r["name"] for r in grafted["results"]["results"]]
+    assert synth.TRACE not in [r["name"] for r in plain["results"]["results"]]
+    # the table shows the newer, the grafted one
+    assert table(tracer, store, "v1.1")[("bytes_per_op", synth.TRACE)] == \
+        [float(tracer.by_tag("v1.1").expected(graft=True)[synth.TRACE]["bytes_per_op"])]
