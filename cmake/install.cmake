@@ -12,6 +12,8 @@ install(EXPORT allocbenchTargets NAMESPACE allocbench:: DESTINATION ${ALLOCBENCH
 # Generated apart from the build tree's own package (below): CMake searches a prefix's root too,
 # and must not find this install-time copy there.
 set(_allocbench_install_package ${PROJECT_BINARY_DIR}/install-package)
+file(REMOVE ${PROJECT_BINARY_DIR}/allocbenchConfig.cmake   # where builds before 0.1 had it
+            ${PROJECT_BINARY_DIR}/allocbenchConfigVersion.cmake)
 configure_package_config_file(cmake/allocbenchConfig.cmake.in
   ${_allocbench_install_package}/allocbenchConfig.cmake
   INSTALL_DESTINATION ${ALLOCBENCH_CMAKE_DIR}
