@@ -1,25 +1,29 @@
-"""allocbench bisect SCENARIO --good REV --bad REV [--metric bytes_per_op]: the commit where an
-exact allocation metric of one scenario instance changed.
+"""allocbench bisect SCENARIO --good REV --bad REV [--metric bytes_per_op] [--all]: the commit
+where an exact allocation metric of one scenario instance changed, or with --all every commit
+where it steps.
 
-Binary search over the first-parent history from good to bad, measuring with the sweep's
-machinery and store (count pass only): revisions a sweep already measured cost nothing, and the
-ones bisect measures are there for the next sweep. A commit that does not build or run is
-skipped, as `git bisect skip` does, and named. Allocation counts are exact, so every probe is
-decided with certainty.
+Binary search over the first-parent history from good to bad (--all: divide and conquer,
+bisection.every_change), measuring with the sweep's machinery and store (count pass only):
+revisions a sweep already measured cost nothing, and the ones bisect measures are there for the
+next sweep. A commit that does not build or run is skipped, as `git bisect skip` does, and
+named. Allocation counts are exact, so every probe is decided with certainty; each progress
+line shows the value it found.
 
-Exit codes: 0 the commit is named, 1 no single commit can be named (good and bad have the same
-value, or skipped commits hide the change), 2 bad input.
+Exit codes: 0 the commit (--all: every step) is named, 1 some change cannot be narrowed to one
+commit (skipped commits hide it) or good and bad have the same value, 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
-from allocbench import bisection, history, revisions, sweep_progress
+from allocbench import bisection, history, revisions, sweep, sweep_progress
 from allocbench.commands import sweep as sweep_command
 from allocbench.errors import UserError
 from allocbench.escape import terminal
@@ -36,6 +40,10 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", default="bytes_per_op", metavar="NAME",
                         help="an exact metric: bytes_per_op, allocs_per_op or frees_per_op "
                              "[bytes_per_op]")
+    parser.add_argument("--all", dest="every_step", action="store_true",
+                        help="every commit where the value steps, not only the first change; "
+                             "a change undone between two commits of equal value is not "
+                             "searched for")
     sweep_command.add_store_arguments(parser)
     sweep_command.add_build_arguments(parser)
 
@@ -79,8 +87,38 @@ def _endpoint(record: dict[str, Any], which: str, scenario: str, metric: str) ->
     return value
 
 
+def _describe(record: dict[str, Any], scenario: str, metric: str) -> str:
+    """What a probe found, for its progress line: the value, or why there is none."""
+    value = _value(record, scenario, metric)
+    return f"{metric} {_number(value)}" if value is not None else _why(record, scenario)
+
+
+def _why(record: dict[str, Any], scenario: str) -> str:
+    """Why a revision has no value: its failure, or its instance's."""
+    if record["status"] != "ok":
+        return problem(record)
+    found = _instance(record, scenario)
+    if found is None:
+        return f"no instance {scenario}"
+    return f"{scenario} failed: {found['error']}" if found.get("error") else "no value"
+
+
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+def _step(before: float, after: float) -> str:
+    """`before → after (+delta, +percent)`; no percent from 0."""
+    change = after - before
+    percent = f", {change / before * 100:+.1f}%" if before else ""
+    return f"{_number(before)} → {_number(after)} ({change:+g}{percent})"
+
+
+def _named(record: dict[str, Any]) -> str:
+    """The full sha, and the tag when the label is one."""
+    tag = ("" if record["label"] == record["sha"][:len(record["label"])]
+           else f" ({terminal(record['label'])})")
+    return f"{record['sha']}{tag}"
 
 
 def _report(found: bisection.Search, probed: list[dict[str, Any] | None], scenario: str,
@@ -90,31 +128,123 @@ def _report(found: bisection.Search, probed: list[dict[str, Any] | None], scenar
     if found.exact:
         after = probed[found.high]
         before = (probed[found.low]["sha"] if found.low >= 0 else good_sha)[:10]
-        change = _value(after, scenario, metric) - good_value
-        percent = f", {change / good_value * 100:+.1f}%" if good_value else ""
-        tag = ("" if after["label"] == after["sha"][:len(after["label"])]
-               else f" ({terminal(after['label'])})")
-        print(f"first change: {after['sha']}{tag}\n"
+        print(f"first change: {_named(after)}\n"
               f"    {terminal(after['subject'])}\n"
-              f"    {terminal(metric)} {_number(good_value)} → {_number(good_value + change)} "
-              f"({change:+g}{percent}); its parent {before} has {_number(good_value)}")
+              f"    {terminal(metric)} {_step(good_value, _value(after, scenario, metric))}; "
+              f"its parent {before} has {_number(good_value)}")
     else:
         print(f"the first change is one of these {len(found.suspects())} commits; the skipped "
               "ones hide which:")
-        for i in found.suspects():
-            state = f"skipped, {problem(probed[i])}" if i in found.skipped else "changed"
-            print(terminal(f"    {probed[i]['sha'][:10]} ({state}) {probed[i]['subject']}"))
-    for i in found.skipped:
-        print(terminal(f"skipped {probed[i]['sha'][:10]}: {problem(probed[i])}"))
+        _suspects(probed, found.suspects(), found.skipped, scenario)
+    _skipped(probed, found.skipped, scenario)
+
+
+def _suspects(probed: list[dict[str, Any] | None], suspects: range, skipped: list[int],
+              scenario: str) -> None:
+    for i in suspects:
+        state = f"skipped, {_why(probed[i], scenario)}" if i in skipped else "changed"
+        print(terminal(f"    {probed[i]['sha'][:10]} ({state}) {probed[i]['subject']}"))
+
+
+def _skipped(probed: list[dict[str, Any] | None], skipped: list[int], scenario: str) -> None:
+    for i in sorted(skipped):
+        print(terminal(f"skipped {probed[i]['sha'][:10]}: {_why(probed[i], scenario)}"))
+
+
+def _print_step(number: int, change: bisection.Change, probed: list[dict[str, Any] | None],
+                metric: str, scenario: str) -> None:
+    """One step of --all, printed as soon as it is found: the commit, its subject and before →
+    after; or, when skipped commits hide which one it is, all of them."""
+    after, before = probed[change.high], probed[change.low]
+    step = f"{terminal(metric)} {_step(change.before, change.after)}"
+    if change.exact:
+        print(f"change {number}: {_named(after)}\n    {terminal(after['subject'])}\n"
+              f"    {step}; its parent {before['sha'][:10]} has {_number(change.before)}")
+    else:
+        print(f"change {number} is one of these {len(change.suspects())} commits; the skipped "
+              f"ones hide which ({step} from {before['sha'][:10]}):")
+        _suspects(probed, change.suspects(), list(change.suspects())[:-1], scenario)
+    sys.stdout.flush()
+
+
+class _Probes:
+    """The revisions bisect looked at, by position (0 good, the last bad): each measured or
+    taken from the store, with the value it found on its progress line."""
+
+    def __init__(self, plan: sweep.Plan, commits: list[str], scenario: str, metric: str,
+                 to_measure: int):
+        self.plan, self.commits, self.scenario, self.metric = plan, commits, scenario, metric
+        self.progress = sweep_progress.Progress(len(commits), to_measure)
+        self.records: dict[int, dict[str, Any]] = {}
+        self.values: dict[int, float | None] = {}   # None: skipped
+
+    def record(self, position: int) -> dict[str, Any]:
+        record = self.progress.measure(self.plan, position + 1, self.commits[position],
+                                       lambda r: _describe(r, self.scenario, self.metric))
+        self.records[position] = record
+        self.values[position] = _value(record, self.scenario, self.metric)
+        return record
+
+    def value(self, position: int) -> float | None:
+        self.record(position)
+        return self.values[position]
+
+    def probed(self) -> list[dict[str, Any] | None]:
+        return [self.records.get(i) for i in range(len(self.commits))]
+
+    def cost(self) -> str:
+        measured = len(self.progress.durations)
+        return (f"{measured} measured, {len(self.records) - measured} from the store "
+                f"{terminal(str(self.plan.store.root))}")
+
+
+def _first_change(probes: _Probes, good_sha: str, good_value: float) -> int:
+    """Without --all: the first commit whose value differs from good's."""
+    def differs(index: int) -> bool | None:
+        value = probes.value(index + 1)
+        return None if value is None else value != good_value
+
+    count = len(probes.commits) - 1
+    found = bisection.search(count, differs)
+    _report(found, probes.probed()[1:], probes.scenario, probes.metric, good_sha, good_value)
+    print(f"{count} commits after good; {probes.cost()}")
+    return 0 if found.exact else 1
+
+
+def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
+    """--all: each step printed as soon as it is found, in history order; then the skips and
+    what it cost. The ETA follows bisection.probes_ahead, as the number of steps is unknown."""
+    last = len(probes.commits) - 1
+    numbers = itertools.count(1)
+
+    def value(position: int) -> float | None:
+        probes.progress.expect(bisection.probes_ahead(probes.values))
+        return probes.value(position)
+
+    def found(change: bisection.Change) -> None:
+        _print_step(next(numbers), change, probes.probed(), probes.metric, probes.scenario)
+
+    survey = bisection.every_change(last, ends, value, found)
+    _skipped(probes.probed(), survey.skipped, probes.scenario)
+    hidden = sum(not c.exact for c in survey.changes)
+    steps = f"{len(survey.changes)} step{'' if len(survey.changes) == 1 else 's'}"
+    named = f"{hidden} hidden among skipped commits" if hidden else "each named exactly"
+    print(f"{steps}, {named}; a change undone between two commits of equal value is not "
+          "searched for")
+    print(f"{last} commits after good, {len(probes.records) - 2} probed between the ends; "
+          f"{probes.cost()}")
+    return 1 if hidden else 0
 
 
 def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
+        every_step: bool = False,
         repo: Path | None = None, store: Path | None = None, machine: str | None = None,
         allocator: str = "system", graft: list[str] | None = None, target: str | None = None,
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         instance_timeout: str | None = None, force: bool = False,
-        retry_failed: bool = False) -> int:
+        retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
+        submodules: str | None = None) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
     good_sha, bad_sha = revisions.resolve(repo, good), revisions.resolve(repo, bad)
     if good_sha == bad_sha:
@@ -124,33 +254,19 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         repo=repo, store=store, machine=machine, allocator=allocator, graft=graft or [],
         target=target, plugin_path=plugin_path, cmake_arg=cmake_arg or [], config=config,
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
-        run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout])
-    commits = [good_sha, *line]          # position 0 is good, the last is bad
-    progress = sweep_progress.Progress(len(commits), math.ceil(math.log2(len(line))) + 2)
-    records: dict[int, dict[str, Any]] = {}
-
-    def measure(position: int) -> dict[str, Any]:
-        records[position] = progress.measure(plan, position + 1, commits[position])
-        return records[position]
-
-    good_value = _endpoint(measure(0), "good", scenario, metric)
-    bad_value = _endpoint(measure(len(line)), "bad", scenario, metric)
+        run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout],
+        bench=bench, cmake=cmake, submodules=submodules)
+    probes = _Probes(plan, [good_sha, *line], scenario, metric,
+                     math.ceil(math.log2(len(line))) + 2)
+    good_value = _endpoint(probes.record(0), "good", scenario, metric)
+    bad_value = _endpoint(probes.record(len(line)), "bad", scenario, metric)
     what = terminal(f"{scenario} {metric}")
     if bad_value == good_value:
         print(f"{what} is {_number(good_value)} at both {terminal(good)} and {terminal(bad)}: "
               "nothing to bisect (a change that was undone in between is not searched for)")
         return 1
-
-    def differs(index: int) -> bool | None:
-        value = _value(measure(index + 1), scenario, metric)
-        return None if value is None else value != good_value
-
-    found = bisection.search(len(line), differs)
     print(f"{what}: {_number(good_value)} at {terminal(good)} ({good_sha[:10]}), "
-          f"{_number(bad_value)} at {terminal(bad)} ({bad_sha[:10]})")
-    _report(found, [records[i + 1] if i + 1 in records else None for i in range(len(line))],
-            scenario, metric, good_sha, good_value)
-    measured = len(progress.durations)
-    print(f"{len(line)} commits after good; {measured} measured, "
-          f"{len(records) - measured} from the store {terminal(str(plan.store.root))}")
-    return 0 if found.exact else 1
+          f"{_number(bad_value)} at {terminal(bad)} ({bad_sha[:10]})", flush=True)
+    if every_step:
+        return _every_step(probes, (good_value, bad_value))
+    return _first_change(probes, good_sha, good_value)
