@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 WORKTREE = re.compile(r"[^\s\"'`‘“(\[]*/\.allocbench/"
-                      r"(?:worktrees/[0-9a-f]{40}|trees/[a-z]+-[0-9a-f]{8}/src)/")
+                      r"(?:worktrees/[0-9a-f]{40}|trees/[a-z]+-[0-9a-f]{8}(?:-none)?/src)/")
 _CMAKE = re.compile(r"^(\s*)CMake Error\b(.*)$")
 _DIAGNOSTIC = re.compile(r"\berror:|\bundefined reference to\b", re.IGNORECASE)
 _ERROR = re.compile(r"\berror\b", re.IGNORECASE)
@@ -55,11 +55,17 @@ def _cmake_error(lines: list[str]) -> str | None:
 
 
 def _paragraph(lines: list[str], indent: int) -> str:
-    """The lines indented deeper than `indent`, up to the first blank or shallower one, as one
-    line with single spaces (CMake wraps its messages and puts two spaces between sentences)."""
+    """The message indented deeper than `indent` as one line with single spaces (CMake wraps
+    its messages and puts two spaces between sentences). Its first paragraph, and the next ones
+    while the sentence is unfinished: CMake sets a path apart with blank lines ("The source
+    directory / <path> / does not contain a CMakeLists.txt file.")."""
     words: list[str] = []
     for line in lines:
-        if not line.strip() or len(line) - len(line.lstrip()) <= indent:
+        if not line.strip():
+            if words and words[-1].endswith((".", "!", "?")):
+                break
+            continue
+        if len(line) - len(line.lstrip()) <= indent:
             break
         words += line.split()
     return " ".join(words)

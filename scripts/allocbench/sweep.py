@@ -102,7 +102,8 @@ def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
     """Checks out, grafts, builds and runs `sha` (labelled `name`) in the plan's shared tree;
     stores and returns its record. A failing build or run is recorded with the end of its log,
     not raised."""
-    key = plan.spec.tree_key()
+    # a tree without submodules stays without: `none` gets its own
+    key = plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
     with revisions.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
         return _measure(plan, sha, name, revisions.shared_tree(plan.repo, key))
 

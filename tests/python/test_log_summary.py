@@ -106,9 +106,16 @@ Segmentation fault (core dumped)
     ("\n   \n", ""),
     ("/home/ci/t/.allocbench/trees/cmake-0a1b2c3d/src/src/span.cc:9:2: error: 'x' undeclared\n",
      "src/span.cc:9:2: error: 'x' undeclared"),
+    ("-- Detecting CXX compile features - done\n"
+     "CMake Error at /home/ci/t/.allocbench/trees/cmake-0a1b2c3d-none/src/CMakeLists.txt:14 "
+     "(add_subdirectory):\n  The source directory\n\n"
+     "    /home/ci/t/.allocbench/trees/cmake-0a1b2c3d-none/src/third_party/fmt\n\n"
+     "  does not contain a CMakeLists.txt file.\n\n\n-- Configuring incomplete, errors occurred!\n",
+     "CMake Error: The source directory third_party/fmt does not contain a CMakeLists.txt "
+     "file."),
 ], ids=["cmake-too-old", "cmake-paragraph", "cmake-one-line", "cmake-message-cut-off",
         "gcc-after-parallel-make", "gcc-after-command-line", "make-alone", "linker", "crash",
-        "runner", "empty", "blank", "shared-tree"])
+        "runner", "empty", "blank", "shared-tree", "cmake-path-apart"])
 def test_the_note_quotes_the_informative_line(log, line):
     assert informative_line(log) == line
 
