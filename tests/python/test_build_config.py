@@ -140,3 +140,17 @@ def test_cmake_route_configures_with_the_package_and_the_subject(tmp_path):
                          *(launcher if shutil.which("ccache") else []),
                          f"-Dallocbench_DIR={tmp_path / 'pkg'}",
                          f"-DALLOCBENCH_SUBJECT_DIR={tmp_path / 'src'}", f"-DX={SHA}"]
+
+
+def test_the_readmes_build_tables_are_valid():
+    import re
+    import tomllib
+    from conftest import ROOT
+    blocks = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    builds = [tomllib.loads(re.sub(r"(?m)^  ", "", b))["build"] for b in blocks
+              if "[build]" in b]
+    assert len(builds) == 2
+    cmake, command = (buildconfig.parse(str(ROOT / "README.md"), b) for b in builds)
+    assert cmake.bench == (ROOT / "bench") and cmake.target == "libtrace_scenarios"
+    assert dict(cmake.common.vars) == {"deps": "/opt/deps"}
+    assert command.plugin == "{build}/libscenarios.so"
