@@ -72,6 +72,15 @@ class Common:
         return env
 
 
+def cmake_program(given: str | None) -> str:
+    """--cmake (or [build] cmake), checked before anything is built; else cmake on PATH."""
+    program = given or DEFAULT_CMAKE
+    if shutil.which(program) is None:
+        raise UserError(f"--cmake {program}: no such program; give the path of a cmake "
+                        "executable, e.g. --cmake /opt/cmake-3.28/bin/cmake")
+    return program
+
+
 def package_dir(runner: Path) -> Path | None:
     """allocbench's CMake package beside `runner` (<prefix>/bin/allocbench-run): a build
     tree's <build>/lib/cmake/allocbench or an install's <prefix>/lib*/cmake/allocbench."""

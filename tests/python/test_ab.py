@@ -175,6 +175,9 @@ def test_a_candidate_that_does_not_build_is_a_failed_measurement(user_repo, pref
     (["--runner", "/bin/true"], "--runner /bin/true: not an allocbench-run (its --help shows no "
                                 "allocbench-run usage); pass one, e.g. "
                                 "build/release/bin/allocbench-run, or drop --runner"),
+    (["--cmake", "/opt/none/cmake"], "--cmake /opt/none/cmake: no such program; give the path "
+                                     "of a cmake executable, e.g. --cmake "
+                                     "/opt/cmake-3.28/bin/cmake"),
 ])
 def test_bad_runner_options_are_refused_before_anything_is_built(user_repo, prefix, runner,
                                                                  capsys, flags, message):

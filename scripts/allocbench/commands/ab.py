@@ -108,7 +108,9 @@ def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
                              f"[{buildspec.DEFAULT_PLUGIN}]")
     parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
                         help="extra configure argument, repeatable; write it with '=': "
-                             "--cmake-arg=-DCMAKE_PREFIX_PATH=/opt/allocbench")
+                             "--cmake-arg=-DMY_OPTION=ON")
+    parser.add_argument("--cmake", metavar="PATH",
+                        help="the cmake program to configure and build with [cmake on PATH]")
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,7 +125,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
-        runner: Path | None = None, forks: int = 3,
+        cmake: str | None = None, runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
         instance_timeout: str | None = None, no_time: bool = False, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
@@ -135,7 +137,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                              no_time=no_time, instance_timeout=instance_timeout)
     check_runner(runner, options)
     spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
-                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()))
+                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()),
+                                cmake=buildspec.cmake_program(cmake))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas.values()):
         with revisions.locked(repo, sha):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
 from pathlib import Path
 
@@ -66,8 +65,6 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
                              "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
                              "source tree> (instead of the revision's own CMake)")
     ab.add_cmake_arguments(parser)
-    parser.add_argument("--cmake", metavar="PATH",
-                        help="the cmake program to configure and build with [cmake on PATH]")
     parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
                         help="where each revision's git submodules come from: auto (your "
                              "checkout's when it has them, works offline; else their URL), "
@@ -135,10 +132,7 @@ def build_spec(repo: Path, config_path: Path | None, *, target: str | None = Non
     if bench is not None and not (bench / "CMakeLists.txt").is_file():
         raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
                         "CMake project that builds your scenario plugin")
-    program = cmake or table.cmake or buildspec.DEFAULT_CMAKE
-    if shutil.which(program) is None:
-        raise UserError(f"--cmake {program}: no such program; give the path of a cmake "
-                        "executable, e.g. --cmake /opt/cmake-3.28/bin/cmake")
+    program = buildspec.cmake_program(cmake or table.cmake)
     return buildspec.CMakeBuild(
         target or table.target or buildspec.DEFAULT_TARGET,
         plugin_path or table.plugin or buildspec.DEFAULT_PLUGIN,
