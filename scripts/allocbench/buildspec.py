@@ -181,10 +181,6 @@ class CommandBuild:
     def tree_key(self) -> str:
         return "command-" + _digest(self.identity())
 
-    def folder(self, repo: Path, sha: str) -> Path:
-        """Apart from the CMake builds of the same revision: a command may build differently."""
-        return build_folder(repo, sha).with_name(f"{sha}-{_digest(self.identity())}")
-
     def build(self, source: Path, build: Path, sha: str, package: Path | None = None) -> Path:
         build.mkdir(parents=True, exist_ok=True)
         values = self.common.values(source, build, sha)

@@ -142,9 +142,9 @@ def head(path: Path) -> str | None:
 
 @contextmanager
 def locked(repo: Path, name: str, what: str | None = None) -> Iterator[None]:
-    """Holds a worktree and its build folder (`name`: a sha, or a shared tree's name) against
-    other allocbench processes (a sweep and an ab at once) while it is checked out, built and
-    run."""
+    """Holds a worktree and its build folder (`name`: ab's sha, or a shared tree's name)
+    against other allocbench processes (two abs of one revision, two sweeps of one recipe)
+    while it is checked out, built and run."""
     folder = state_dir(repo) / "worktrees"
     folder.mkdir(exist_ok=True)
     with open(folder / f"{name}.lock", "w") as lock:
