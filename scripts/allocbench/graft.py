@@ -36,11 +36,16 @@ class Graft:
     dest: str      # relative to the worktree root, POSIX form
 
     def files(self) -> list[tuple[str, Path]]:
-        """(path relative to the worktree root, source file), sorted."""
+        """(path relative to the worktree root, source file), sorted. In a git checkout, the
+        files git would commit (tracked, or new and not ignored): a build folder or editor
+        files inside the scenario folder are not grafted."""
         if self.source.is_file():
             return [(self.dest, self.source)]
+        listed = git(self.source, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        paths = ([self.source / p for p in listed.stdout.split("\0") if p]
+                 if listed.returncode == 0 else self.source.rglob("*"))
         return sorted((str(PurePosixPath(self.dest) / p.relative_to(self.source).as_posix()), p)
-                      for p in self.source.rglob("*")
+                      for p in paths
                       if p.is_file() and ".git" not in p.relative_to(self.source).parts)
 
 

@@ -74,3 +74,17 @@ def test_changes_allocbench_did_not_make_stop_the_move(repo):
     with pytest.raises(UserError, match=r"has changes allocbench did not make \(b.cc\)"):
         graft.checkout(repo["repo"], repo["second"], [repo["graft"]], tree=repo["tree"])
     assert (tree / "b.cc").read_text() == "int b = 42;  // debugging\n"   # kept
+
+
+def test_what_git_ignores_in_the_scenario_folder_is_not_grafted(repo):
+    today = repo["graft"].source.parent
+    run_git(today, "init", "-q")
+    (today / ".gitignore").write_text("build/\n")
+    (today / "bench" / "build").mkdir()
+    (today / "bench" / "build" / "CMakeCache.txt").write_text("# a local build\n")
+    before = graft.fingerprint([repo["graft"]])
+    assert [dest for dest, _ in repo["graft"].files()] == ["bench/build.sh", "bench/s.cc"]
+    (today / "bench" / "build" / "CMakeCache.txt").write_text("# rebuilt\n")
+    assert graft.fingerprint([repo["graft"]]) == before    # the recipe does not follow it
+    (today / "bench" / "new.cc").write_text("// a new scenario, not yet added\n")
+    assert "bench/new.cc" in [dest for dest, _ in repo["graft"].files()]
