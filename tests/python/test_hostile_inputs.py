@@ -548,3 +548,11 @@ def test_read_json_refuses_a_fifo_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(UserError, match=f"{fifo}: is a FIFO, not a file"):
         fileio.read_json(fifo, "", "fix")
+
+
+def test_the_readme_counts_these_cases():
+    """The README's Reliability section quotes the number of cases, by kind."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    store_cases = 2 * len(STORE_CASES) - 1 + 1   # merge, sweep-table (one case n/a), bisect
+    assert f"); {store_cases}\n  damaged store records" in readme
+    assert "- **Damaged or hostile input, 139 cases**" in readme
