@@ -46,7 +46,7 @@ def _nearest_middle(low: int, high: int, skipped: list[int]) -> int | None:
 
 def search(count: int, differs: Callable[[int], bool | None]) -> Search:
     """`count` commits, the last (bad) known to differ. Probes at most ⌈log2 count⌉ commits,
-    plus one per skip."""
+    plus up to two per skip (the skip, and the uneven halving around it)."""
     state = Search(high=count - 1)
     while state.high - state.low > 1:
         probe = _nearest_middle(state.low, state.high, state.skipped)
