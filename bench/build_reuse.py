@@ -3,7 +3,7 @@
 
 usage: bench/build_reuse.py [--allocbench PATH] [--runner PATH] [--prefix PATH] [--runs N]
                             [--units N] [--extra-commits N] [--route project|bench]
-                            [--offline] [--allocbench-arg=ARG ...]
+                            [--offline] [--allocbench-arg=ARG ...] [--bisect-arg=ARG ...]
 
 The subject is tests/python/realistic_subject.py's libtrace with plugin_in_project: a static
 library of `--units` generated files (about a second of compiling each) plus a git submodule,
@@ -71,6 +71,8 @@ def parse_arguments() -> argparse.Namespace:
                         help="record the unreachable submodule URL in .gitmodules")
     parser.add_argument("--allocbench-arg", action="append", default=[], metavar="ARG",
                         help="passed to both commands, e.g. --allocbench-arg=--submodules=auto")
+    parser.add_argument("--bisect-arg", action="append", default=[], metavar="ARG",
+                        help="passed to bisect only, e.g. --bisect-arg=--all")
     return parser.parse_args()
 
 
@@ -128,7 +130,7 @@ def measure(args: argparse.Namespace, prefix: Path, verb: str) -> dict:
                         f"--cmake-arg=-D{rs.BACKEND_OPTION}=null"]
         else:
             command += ["--bench", str(subject.bench)]
-        command += args.allocbench_arg
+        command += args.allocbench_arg + (args.bisect_arg if verb == "bisect" else [])
         env = dict(os.environ, CCACHE_DISABLE="1")
         if not args.offline:
             env.update(rs.ALLOW_FILE_ENV)
@@ -188,7 +190,7 @@ def main() -> None:
     print(f"allocbench {args.allocbench} ({head}), runner {args.runner}")
     print(f"subject: {commits} commits, {args.units} units, route {args.route}, "
           f"{'offline' if args.offline else 'local'} submodule, ccache off; "
-          f"{' '.join(args.allocbench_arg)}")
+          f"{' '.join(args.allocbench_arg)} bisect {' '.join(args.bisect_arg)}".rstrip())
     print(f"load before: {load_before}\nload after:  {load_after}\n")
 
     def total(run: dict) -> float | None:
