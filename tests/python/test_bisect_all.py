@@ -454,3 +454,13 @@ def test_bisect_all_skips_a_broken_commit_and_says_how_to_retry_it(tracer, build
     again = probe_values(progress, tracer)[synth.BROKEN]
     assert again.startswith("stored, build failed: ")
     assert again.endswith(" (--retry-failed measures it again)")
+
+
+def test_the_readmes_build_reuse_bisect_takes_four_probes():
+    """bench/build_reuse.py --bisect-arg=--all: log_line's B/op over v1.0 … main of the generated
+    libtrace (realistic_subject.py's table: 112 B at commits 1–3, 176 at 4–5, 224 from 6 on;
+    12 commits), as the README quotes it: both steps, 4 probes between the ends."""
+    values = [112.0] * 3 + [176.0] * 2 + [224.0] * 7
+    heard, probes, _ = survey(values)
+    assert heard == [(2, 3, 112.0, 176.0), (4, 5, 176.0, 224.0)]   # commits 4 and 6
+    assert len(probes) == 4 <= 2 * math.ceil(math.log2(len(values) - 1))
