@@ -54,3 +54,18 @@ def count_only(runner: Path, plugin: Path, out: Path, *args: str) -> dict:
                       *args)
     assert done.returncode == 0, done.stderr
     return {r["name"]: r["alloc"] for r in json.loads(out.read_text())["results"]}
+
+
+# The synthetic history (synthetic_history.py) and how sweeps build it: one per test module.
+@pytest.fixture(scope="module")
+def tracer(tmp_path_factory):
+    import synthetic_history
+    return synthetic_history.make_history(tmp_path_factory.mktemp("history"))
+
+
+@pytest.fixture(scope="module")
+def build_flags(tracer, prefix, runner) -> list[str]:
+    import synthetic_history
+    return ["--repo", str(tracer.repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",
+            "--target", synthetic_history.TARGET, "--plugin-path", synthetic_history.PLUGIN,
+            "--runner", str(runner)]

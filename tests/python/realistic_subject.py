@@ -49,11 +49,11 @@ Subject.change_points() compute all this from the knobs; the table is for readin
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+from synthetic_history import run_git
 
 TARGET = "libtrace_scenarios"  # CMake target of the plugin, in bench/ and in-project alike
 PLUGIN = "libtrace_scenarios.so"  # the plugin, relative to the build folder
@@ -494,16 +494,7 @@ def _date(day: int) -> str:
 
 
 def _git(repo: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00") -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-               GIT_AUTHOR_NAME="Lib Trace", GIT_AUTHOR_EMAIL="dev@libtrace.example",
-               GIT_COMMITTER_NAME="Lib Trace", GIT_COMMITTER_EMAIL="dev@libtrace.example",
-               GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)}: {done.stderr}")
-    return done.stdout.strip()
+    return run_git(repo, *args, date=date, author=("Lib Trace", "dev@libtrace.example"))
 
 
 def _write(repo: Path, files: dict[str, str]) -> None:

@@ -290,11 +290,14 @@ def _files(index: int, knobs: dict[str, int]) -> dict[str, str]:
     return files
 
 
-def _git(repo: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00") -> str:
+def run_git(repo: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00",
+            author: tuple[str, str] = ("Tiny Tracer", "dev@tinytracer.example")) -> str:
+    """git in `repo` with nothing of the machine's git configuration and a fixed author and
+    date, so that the same history has the same shas everywhere."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
-               GIT_AUTHOR_NAME="Tiny Tracer", GIT_AUTHOR_EMAIL="dev@tinytracer.example",
-               GIT_COMMITTER_NAME="Tiny Tracer", GIT_COMMITTER_EMAIL="dev@tinytracer.example",
+               GIT_AUTHOR_NAME=author[0], GIT_AUTHOR_EMAIL=author[1],
+               GIT_COMMITTER_NAME=author[0], GIT_COMMITTER_EMAIL=author[1],
                GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           env=env)
@@ -308,7 +311,7 @@ def make_history(root: Path) -> History:
     the working tree clean at the last commit."""
     repo = Path(root) / "tinytracer"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    run_git(repo, "init", "-q", "-b", "main")
     knobs = dict(_KNOBS)
     commits = []
     for index, (subject, tag, changes) in enumerate(_PLAN, start=1):
@@ -317,10 +320,10 @@ def make_history(root: Path) -> History:
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             (repo / name).write_text(text)
         date = f"2024-01-{index:02d}T12:00:00+00:00"
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", subject, date=date)
+        run_git(repo, "add", "-A")
+        run_git(repo, "commit", "-q", "-m", subject, date=date)
         if tag is not None:
-            _git(repo, "tag", tag)
-        commits.append(Commit(index, _git(repo, "rev-parse", "HEAD"), subject, tag,
+            run_git(repo, "tag", tag)
+        commits.append(Commit(index, run_git(repo, "rev-parse", "HEAD"), subject, tag,
                               index != BROKEN, dict(knobs)))
     return History(repo, tuple(commits))

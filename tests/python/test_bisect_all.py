@@ -319,17 +319,6 @@ def test_the_eta_counts_down_while_a_revision_is_measured(clock, monkeypatch, ca
 
 # --- end to end on the synthetic history ----------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def tracer(tmp_path_factory) -> synth.History:
-    return synth.make_history(tmp_path_factory.mktemp("history"))
-
-
-@pytest.fixture(scope="module")
-def build_flags(tracer, prefix, runner) -> list[str]:
-    return ["--repo", str(tracer.repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",
-            "--target", synth.TARGET, "--plugin-path", synth.PLUGIN, "--runner", str(runner)]
-
-
 def bisect(argv: list[str]) -> tuple[int, str, str]:
     """allocbench bisect: (exit code, stdout, the progress lines of stderr)."""
     out, err = io.StringIO(), io.StringIO()

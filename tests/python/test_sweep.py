@@ -22,17 +22,6 @@ from allocbench import cli, history
 from conftest import ROOT
 
 
-@pytest.fixture(scope="module")
-def tracer(tmp_path_factory) -> synth.History:
-    return synth.make_history(tmp_path_factory.mktemp("history"))
-
-
-@pytest.fixture(scope="module")
-def build_flags(tracer, prefix, runner) -> list[str]:
-    return ["--repo", str(tracer.repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",
-            "--target", synth.TARGET, "--plugin-path", synth.PLUGIN, "--runner", str(runner)]
-
-
 def store_flags(store: Path) -> list[str]:
     return ["--store", str(store), "--machine", "test-machine"]
 
