@@ -133,10 +133,10 @@ def parse(origin: str, table: Any) -> CommandBuild | CMakeSettings:
     for i, part in enumerate(command):
         used |= _placeholders(origin, f"build.command[{i}]", part, names)
     for name, why in (("src", "where the revision is checked out"),
-                      ("build", "the revision's own build folder, kept across runs")):
+                      ("build", "the build folder allocbench keeps for it")):
         if name not in used:
             raise UserError(f"{origin}: 'build.command' does not use {{{name}}} ({why}); "
-                            "every revision is built from its own worktree into its own folder, "
+                            "every revision is built from its worktree into that folder, "
                             "e.g. [\"cmake\", \"--build\", \"{build}\"]")
     plugin = table["plugin"]
     if not isinstance(plugin, str) or not plugin:

@@ -85,10 +85,9 @@ def package_dir(runner: Path) -> Path | None:
     """allocbench's CMake package beside `runner` (<prefix>/bin/allocbench-run): a build
     tree's <build>/lib/cmake/allocbench or an install's <prefix>/lib*/cmake/allocbench."""
     prefix = runner.resolve().parent.parent
-    for found in sorted(prefix.glob("lib*/cmake/allocbench/allocbenchConfig.cmake")) + \
-            sorted(prefix.glob("lib/*/cmake/allocbench/allocbenchConfig.cmake")):
-        return found.parent
-    return None
+    found = sorted(prefix.glob("lib*/cmake/allocbench/allocbenchConfig.cmake")) + \
+        sorted(prefix.glob("lib/*/cmake/allocbench/allocbenchConfig.cmake"))
+    return found[0].parent if found else None
 
 
 def _check_plugin(plugin: Path, sha: str, fix: str) -> Path:
