@@ -59,7 +59,6 @@ class Common:
         if package is not None:
             prefix = str(package.parents[2])     # <prefix>/lib/cmake/allocbench
             env["allocbench_ROOT"] = prefix
-            env["ALLOCBENCH_PACKAGE_DIR"] = str(package)
             env["CMAKE_PREFIX_PATH"] = os.pathsep.join(
                 p for p in (prefix, os.environ.get("CMAKE_PREFIX_PATH", "")) if p)
         # ccache keys on paths relative to the subject repository: builds in the shared trees
