@@ -9,7 +9,7 @@
     [[budget]]
     match = "trace_fanout/*"   # glob over instance names; the last matching entry wins, per key
     bytes_per_op = 64          # allowed increase, in the metric's unit, or "10%" of the base
-    peak_live_bytes = "10%"
+    allocs_per_op = "10%"      # or a percent of the base
     time_threshold = 10        # percent, replaces [time] threshold for these instances
 
     [build]                    # how sweep and bisect build a revision (see buildconfig.py)
