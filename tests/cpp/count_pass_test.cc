@@ -111,6 +111,46 @@ TEST_F(CountPass, WindowsThatDifferWithoutGrowthAreNondeterministic) {
       << out.metrics.steady_reason;
 }
 
+// Live memory that grows during the warm-up only (a cache filled by the first ops) is not the
+// windows' growth: windows that then differ are nondeterministic, not amortized growth.
+TEST_F(CountPass, GrowthDuringTheWarmUpOnlyIsNotWindowGrowth) {
+  const auto body = [](State& state) {
+    int64_t op = 0;
+    for (auto _ : state) {
+      ++op;
+      if (op <= 10) SimulatedAlloc(64);  // the whole warm-up (1 cold op + 9), kept
+      if (op == 150) {                   // window 2 (ops 111..210), freed at once
+        SimulatedAlloc(32);
+        SimulatedFree(32);
+      }
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {10, 100});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.first_op_bytes, 64.0);
+  EXPECT_EQ(out.metrics.windows[0].allocs, 0u);
+  EXPECT_EQ(out.metrics.windows[1].allocs, 1u);
+  EXPECT_FALSE(out.metrics.steady);
+  EXPECT_EQ(out.metrics.steady_reason,
+            "nondeterministic: the two windows differ (window 1: 0 B in 0 allocs, window 2: 32 B "
+            "in 1 allocs) with no net growth of live memory");
+}
+
+// The same shape with growth inside the windows: amortized growth, by exactly what was kept.
+TEST_F(CountPass, GrowthInsideTheWindowsIsAmortizedGrowth) {
+  const auto body = [](State& state) {
+    int64_t op = 0;
+    for (auto _ : state) {
+      if (++op == 150) SimulatedAlloc(48);  // window 2, kept
+    }
+  };
+  const CountOutcome out = RunCountPass(Make(body), {10, 100});
+  ASSERT_EQ(out.error, "");
+  EXPECT_FALSE(out.metrics.steady);
+  EXPECT_EQ(out.metrics.steady_reason.rfind("amortized growth: live memory grew by 48 B", 0), 0u)
+      << out.metrics.steady_reason;
+}
+
 TEST_F(CountPass, SkipWithErrorEndsEveryThread) {
   const auto body = [](State& state) {
     for (auto _ : state) {
@@ -242,6 +282,31 @@ TEST_F(CountPass, OtherThreadsAreBackgroundOnlyInsideTheWindows) {
   ASSERT_EQ(out.error, "");
   EXPECT_EQ(out.metrics.bytes_per_op, 0.0);
   EXPECT_EQ(out.metrics.background_bytes_per_op, 10.0 / 2000.0);
+}
+
+// The other side of the window's start: an allocation of another thread during the warm-up is
+// not background (the background window opens with window 1).
+TEST_F(CountPass, OtherThreadsDuringTheWarmUpAreNotBackground) {
+  const auto body = [](State& state) {
+    std::atomic<int> phase{0};
+    std::thread other([&] {
+      counting::SetMode(counting::Mode::kUnassigned);
+      while (phase.load() == 0) std::this_thread::yield();
+      SimulatedAlloc(10);
+      phase = 2;
+    });
+    int64_t op = 0;
+    for (auto _ : state) {
+      if (++op == 500) {  // in the warm-up (ops 1..1000 with the defaults)
+        phase = 1;
+        while (phase.load() != 2) std::this_thread::yield();
+      }
+    }
+    other.join();
+  };
+  const CountOutcome out = RunCountPass(Make(body), {});
+  ASSERT_EQ(out.error, "");
+  EXPECT_EQ(out.metrics.background_bytes_per_op, 0.0);
 }
 
 TEST_F(CountPass, AThreadTheScenarioStartsCountsOnlyWhenAdopted) {

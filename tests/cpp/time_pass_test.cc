@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 namespace allocbench {
 namespace {
@@ -55,6 +57,26 @@ TEST_F(TimePass, ThreadsRunTogether) {
   const TimeOutcome out = RunTimePass(Make(body, 3), {2, 0.001});
   ASSERT_EQ(out.error, "");
   EXPECT_EQ(out.metrics.samples_ns.size(), 2u);
+}
+
+// An op that sleeps 1 ms takes 1 ms of wall time on each of its threads whatever their number,
+// so ns/op (per op per thread) is the same with one thread and with two, and ops/s (all threads)
+// doubles. Sleeping keeps this true on a loaded machine: threads do not compete for a core.
+TEST_F(TimePass, NsPerOpIsPerOpPerThreadAndOpsPerSecondCountsEveryThread) {
+  const auto body = [](State& state) {
+    for (auto _ : state) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  const TimeOutcome one = RunTimePass(Make(body, 1), {3, 0.02});
+  const TimeOutcome two = RunTimePass(Make(body, 2), {3, 0.02});
+  ASSERT_EQ(one.error, "");
+  ASSERT_EQ(two.error, "");
+  for (const TimeOutcome* out : {&one, &two}) {
+    EXPECT_GE(out->metrics.median_ns, 1e6);  // a sleep lasts at least what it asks for
+  }
+  EXPECT_GT(two.metrics.median_ns / one.metrics.median_ns, 0.75);
+  EXPECT_LT(two.metrics.median_ns / one.metrics.median_ns, 1.33);
+  EXPECT_GT(two.metrics.ops_per_s / one.metrics.ops_per_s, 1.5);
+  EXPECT_LT(two.metrics.ops_per_s / one.metrics.ops_per_s, 2.67);
 }
 
 TEST_F(TimePass, ErrorsAreRecorded) {
