@@ -138,7 +138,11 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys):
     # Time was measured: 2 forks × 3 repetitions a side, through the interval gate.
     (time,) = spans["time"]
     assert (time["base_n"], time["cand_n"]) == (6, 6)
-    assert time["interval"]["relative_low"] <= time["interval"]["relative_high"]
+    interval = time["interval"]
+    # The point estimate is the ratio of the sides' means, and the interval surrounds it.
+    assert interval["relative"] == pytest.approx(time["cand_mean"] / time["base_mean"] - 1)
+    assert interval["relative_low"] < interval["relative"] < interval["relative_high"]
+    assert interval["absolute"] == pytest.approx(time["cand_mean"] - time["base_mean"])
 
 
 def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix, runner,

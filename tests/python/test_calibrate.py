@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allocbench import compare
+from allocbench import compare, stats
 from allocbench.commands import calibrate
 from allocbench.config import Config
 
@@ -102,3 +102,35 @@ def test_calibrate_runs_a_a_and_compare_uses_the_result(runner, ground_truth, tm
     comparison = compare.compare(compare.load_side(runs / "a"), compare.load_side(runs / "b"),
                                  Config(), noise)
     assert all(i.time[0].noise.startswith("A/A calibration: ") for i in comparison.instances)
+
+
+# --- the noisy mark's three boundaries, each on its own (threshold 50%: binary-exact numbers) ---
+
+def change(verdict: str = compare.SAME, low: float = -0.01) -> compare.TimeChange:
+    interval = stats.Interval(0.0, low, 0.01, 0.0, low, 0.01, 0.05)
+    return compare.TimeChange("ns_per_op", "ns", 10, 10, 100.0, 100.0, 0.01, 0.01, interval,
+                              0.5, 50.0, verdict)
+
+
+def summary(changes: list[compare.TimeChange]) -> calibrate.Calibration:
+    return calibrate._summarise(("x/y", (), 1, "glibc"), "x/y", "ns_per_op", changes)
+
+
+@pytest.mark.parametrize("unstable, noisy", [(2, False), (3, True)])
+def test_noisy_when_more_than_a_fifth_of_the_rounds_are_unstable(unstable, noisy):
+    found = summary([change(compare.UNSTABLE)] * unstable + [change()] * (10 - unstable))
+    assert (found.unstable_rounds, found.noisy) == (unstable, noisy)
+
+
+@pytest.mark.parametrize("low, noisy", [(-0.25, False), (-0.25 - 2 ** -10, True)])
+def test_noisy_when_the_mde_exceeds_twice_the_threshold(low, noisy):
+    # Detecting needs (1 + δ)(1 + low) > 1.5: low = -0.25 gives δ = 100%, twice the threshold.
+    found = summary([change(low=low)] * 10)
+    assert (found.mde_percent == 100.0, found.mde_percent > 100.0) == (not noisy, noisy)
+    assert (found.false_positives, found.unstable_rounds, found.noisy) == (0, 0, noisy)
+
+
+@pytest.mark.parametrize("positives, noisy", [(1, False), (2, True)])
+def test_noisy_when_more_than_a_tenth_of_the_rounds_are_false_positives(positives, noisy):
+    found = summary([change(compare.WORSE)] * positives + [change()] * (10 - positives))
+    assert (found.false_positives, found.noisy) == (positives, noisy)

@@ -223,7 +223,8 @@ def test_bisect_names_each_known_change(tracer, build_flags, full_sweep, tmp_pat
         assert f"    {commit.subject}\n    bytes_per_op {before} → {after} " in out
         span = bad - good
         measured = int(out.split("commits after good; ")[1].split(" measured")[0])
-        assert measured <= math.ceil(math.log2(span)) + 1, out
+        # The README's bound: ⌈log2 N⌉ probes of the N commits, plus up to two per skip.
+        assert measured <= math.ceil(math.log2(span)) + 2 * out.count("skipped"), out
         skipped = f"skipped {tracer.commits[synth.BROKEN - 1].sha[:10]}: build failed"
         if "skipped" in out:  # only ever the broken commit, and only when it is in the range
             assert skipped in out and good < synth.BROKEN - 1 < bad and out.count("skipped") == 1
