@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from allocbench import packages
+from allocbench import exit_codes, packages
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.escape import terminal
 
@@ -40,7 +40,8 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors in one line, like every other bad input (argparse prints the usage too)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"allocbench: error: {message} (see '{self.prog} --help')\n")
+        self.exit(exit_codes.BAD_INPUT,
+                  f"allocbench: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,9 +60,9 @@ def _interrupted(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes (one table in the README): 0 pass, 1 a gated regression or a failed instance
-    or revision, 2 bad input or usage, 3 the measurement could not be made or an internal error,
-    130 interrupted by SIGINT or SIGTERM."""
+    """Exit codes (exit_codes.CODES, the README's table): 0 pass, 1 a gated regression or a
+    failed instance, revision or test, 2 bad input or usage, 3 the measurement could not be
+    made or an internal error, 130 interrupted by SIGINT or SIGTERM."""
     # Installed explicitly: a shell without job control starts background commands with SIGINT
     # ignored, and SIGTERM's default would leave allocbench-run without its parent's clean-up.
     signal.signal(signal.SIGINT, _interrupted)
@@ -70,25 +71,25 @@ def main(argv: list[str] | None = None) -> int:
         packages.ensure(packages.PYTHON_PACKAGES)
     except UserError as e:
         print(f"allocbench: error: {e}", file=sys.stderr)
-        return 2
+        return exit_codes.BAD_INPUT
     parser = build_parser()
     args = vars(parser.parse_args(argv))
     command = args.pop("command")
     if command is None:
         parser.print_help()
-        return 2
+        return exit_codes.BAD_INPUT
     module = importlib.import_module(_module(command))
     try:
         return module.run(**args)
     except UserError as e:
         print(f"allocbench: error: {terminal(str(e), multiline=True)}", file=sys.stderr)
-        return 2
+        return exit_codes.BAD_INPUT
     except MeasurementFailed as e:
         print(f"allocbench: error: {terminal(str(e), multiline=True)}", file=sys.stderr)
-        return 3
+        return exit_codes.NOT_MEASURED
     except KeyboardInterrupt:
         print("allocbench: interrupted", file=sys.stderr)
-        return 130
+        return exit_codes.INTERRUPTED
     except Exception as e:  # a bug: one line, the traceback only on request
         if os.environ.get("ALLOCBENCH_DEBUG"):
             traceback.print_exc()
@@ -96,4 +97,4 @@ def main(argv: list[str] | None = None) -> int:
         print(f"allocbench: internal error: {type(e).__name__}: {terminal(str(e))} (at "
               f"{Path(where.filename).name}:{where.lineno}); please report it, with the "
               "traceback that ALLOCBENCH_DEBUG=1 prints", file=sys.stderr)
-        return 3
+        return exit_codes.NOT_MEASURED

@@ -200,8 +200,11 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
             done = proc.run(command, capture_output=True, text=True, errors="replace")
             if done.returncode == 130:
                 raise KeyboardInterrupt
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            if done.returncode == 2:  # allocbench-run refused its input: a --filter, a plugin
+                raise UserError(f"{runner} refused fork {fork} of {subject.name}: "
+                                f"{last.removeprefix('allocbench-run: error: ')}")
             if done.returncode not in (0, 1):  # 1: a scenario failed, the others were measured
-                last = (done.stderr.strip().splitlines() or ["no output"])[-1]
                 raise MeasurementFailed(f"{runner} failed on fork {fork} of {subject.name} "
                                         f"(exit code {done.returncode}): {last}")
     return folders

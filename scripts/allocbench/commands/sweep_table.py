@@ -15,6 +15,7 @@ from allocbench import history, revisions, sweep_plot, sweep_table
 from allocbench import sweep as sweeping
 from allocbench.commands import sweep as sweep_command
 from allocbench.fileio import write_atomically
+from allocbench.errors import UserError
 from allocbench.store import Store, machine_id
 
 
@@ -48,6 +49,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     shas = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
     found = Store(store or revisions.state_dir(repo) / "results")
+    if not found.root.is_dir():
+        raise UserError(f"{found.root}: no such store; give the folder a sweep wrote (its "
+                        "--store, default <repo>/.allocbench/results), or run allocbench sweep "
+                        "first")
     machine = machine_id(machine)
     columns = []
     for sha in shas:

@@ -5,7 +5,9 @@
 2. ASan+UBSan (build/asan) and TSan (build/tsan) builds of the tests that can run under a
    sanitizer (ctest label `sanitizer-safe`: everything but the interposed operator new/malloc,
    which the sanitizers replace with their own).
-Ends with one line 'tests: N passed, M failed'.
+Ends with one line 'tests: N passed, M failed'. Exit code 1 when a test failed, or when a
+stage ran no test at all (a label or -k that selects nothing, a suite that wrote no report):
+such a stage counts as one failure and gets an error line that names it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from allocbench import packages, project
+from allocbench import exit_codes, packages, project
 from allocbench.errors import MeasurementFailed, UserError
 
 SANITIZERS = [("asan", "address"), ("tsan", "thread")]
@@ -31,10 +33,16 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _junit_counts(path: Path) -> tuple[int, int]:
-    """(passed, failed) from a JUnit XML report; a missing report counts as one failure."""
+    """(passed, failed) from a JUnit XML report; a missing report ran no test: (0, 0), and a
+    damaged one is one failure, said on a line of its own."""
     if not path.exists():
+        return 0, 0
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        print(f"allocbench: error: {path}: not a JUnit XML report ({e}); the suite's output "
+              "above says why", file=sys.stderr)
         return 0, 1
-    root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     total = failed = skipped = 0
     for suite in suites:
@@ -67,13 +75,26 @@ def _pytest(build: Path, keyword: str | None) -> tuple[int, int]:
     return _junit_counts(report)
 
 
+def _stage(tally: list[tuple[str, int, int]], name: str, counts: tuple[int, int],
+           selected: str) -> None:
+    """Adds a stage's (passed, failed) to `tally`; a stage that ran no test is one failure,
+    said on a line of its own (`selected`: what should have selected its tests)."""
+    passed, failed = counts
+    if passed + failed == 0:
+        print(f"allocbench: error: {name} ran no test: {selected} selected none, or the suite "
+              "wrote no report (its output above says why)", file=sys.stderr)
+        failed = 1
+    tally.append((name, passed, failed))
+
+
 def run(*, no_sanitizers: bool, keyword: str | None) -> int:
     packages.ensure(packages.BUILD_PACKAGES + packages.TEST_PACKAGES)
     tally: list[tuple[str, int, int]] = []
     release = project.build_dir("release")
     project.configure_and_build(release)
-    tally.append(("C++ (release)", *_ctest(release, None)))
-    tally.append(("Python", *_pytest(release, keyword)))
+    _stage(tally, "C++ (release)", _ctest(release, None), f"ctest in {release}")
+    _stage(tally, "Python", _pytest(release, keyword),
+           "pytest" + (f" -k {keyword!r}" if keyword else ""))
     if not no_sanitizers:
         for name, sanitize in SANITIZERS:
             build = project.build_dir(name)
@@ -83,11 +104,12 @@ def run(*, no_sanitizers: bool, keyword: str | None) -> int:
                 print(f"allocbench: error: {e}", file=sys.stderr)
                 tally.append((f"C++ ({name})", 0, 1))
                 continue
-            tally.append((f"C++ ({name})", *_ctest(build, "sanitizer-safe")))
+            _stage(tally, f"C++ ({name})", _ctest(build, "sanitizer-safe"),
+                   f"ctest -L sanitizer-safe in {build}")
     passed = sum(p for _, p, _ in tally)
     failed = sum(f for _, _, f in tally)
     print()
     for name, p, f in tally:
         print(f"  {name:<16} {p:>4} passed, {f} failed")
     print(f"tests: {passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return exit_codes.OK if failed == 0 else exit_codes.FAILED
