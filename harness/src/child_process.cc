@@ -11,6 +11,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <string>
 
 #include "signals.h"
 
@@ -46,7 +48,17 @@ void WriteAll(int fd, const char* data, size_t length) {
   // In its own process group the child is "background" to the terminal; with `stty tostop` a
   // write to the terminal would stop it instead of printing.
   std::signal(SIGTTOU, SIG_IGN);
-  body(fd);
+  // An exception must not unwind into the parent's code (main() would report an internal error
+  // from the child and go on running the rest of the run there).
+  try {
+    body(fd);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    for (char& c : what) c = c == '\n' ? ' ' : c;  // one message is one line
+    SendToParent(fd, kHarnessFailed, what);
+    std::fflush(nullptr);
+    _exit(3);
+  }
   std::fflush(nullptr);  // the scenario's own output; the parent flushed before the fork
   _exit(0);
 }

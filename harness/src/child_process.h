@@ -33,6 +33,11 @@ struct ChildReport {
   bool Got(char kind) const;
 };
 
+// The message the child sends when an exception escapes `body`: the harness's own failure (a
+// thread it could not start, memory it could not get), with what() as its text. The child then
+// exits with status 3; the caller should report it as an internal error, not the scenario's.
+constexpr char kHarnessFailed = 'H';
+
 // Runs `body(fd)` in a child; the child exits with status 0 when the body returns. Waits at most
 // `timeout_s` seconds (<= 0: no limit).
 // REQUIRES: the calling process has no other threads (fork copies only the caller).

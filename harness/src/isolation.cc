@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <stdexcept>
 #include <typeinfo>
 
 #include "child_process.h"
@@ -110,6 +111,10 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
     *interrupted = true;
     return nullptr;
   }
+  if (report.Got(kHarnessFailed)) {  // the harness, not the scenario: as without isolation
+    throw std::runtime_error("measuring " + instance.name + ": " +
+                             ValidUtf8(report.Last(kHarnessFailed)));
+  }
   json result =
       report.Got(kResult) ? json::parse(report.Last(kResult), nullptr, false) : json(nullptr);
   if (report.Got(kDone) && report.end == ChildReport::End::kExited && report.status == 0 &&
@@ -137,6 +142,9 @@ void ProbePlugin(const std::string& path, double timeout_s) {
       },
       timeout_s);
   if (report.Got(kDone)) return;
+  if (report.Got(kHarnessFailed)) {
+    throw std::runtime_error("loading " + path + ": " + ValidUtf8(report.Last(kHarnessFailed)));
+  }
   if (report.Got(kThrew)) {
     throw UserError(Text(report.Last(kThrew)));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <numeric>
 
 #include "footprint.h"
@@ -71,7 +72,14 @@ void RunTimed(const Instance& instance, benchmark::State& st) {
   TimeContext ctx{&st};
   State state(&kTimeHost, &ctx, instance.arg_values.data(), instance.arg_values.size(),
               st.threads(), st.thread_index());
-  instance.function(state);
+  // Thread 0 runs on Google Benchmark's calling thread: an exception of the scenario would
+  // unwind into the harness and read as the harness's failure. Make it what it is on the
+  // scenario's other threads (and in the count pass): uncaught, std::terminate().
+  try {
+    instance.function(state);
+  } catch (...) {
+    std::terminate();
+  }
   // Google Benchmark aborts the process when a body returns mid-loop without an error.
   if (!st.error_occurred() && !state.loop_finished()) {
     st.SkipWithError(state.loop_started()

@@ -90,6 +90,16 @@ ALLOCBENCH_SCENARIO(CrashAfter3000Ops, state) {
   }
 }
 
+// Throws in the time pass, whose first thread is Google Benchmark's own: still the scenario's
+// exception, not the harness's failure.
+ALLOCBENCH_SCENARIO(ThrowAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) throw std::runtime_error("the flush queue is full");
+  }
+}
+
 ALLOCBENCH_SCENARIO(TwoLoops, state) {
   for (auto _ : state) ThreeBlocks();
   for (auto _ : state) ThreeBlocks();
@@ -137,6 +147,7 @@ ALLOCBENCH_REGISTER(KillItself)->Name("fault/sigkill");
 ALLOCBENCH_REGISTER(Hang)->Name("fault/hang");
 ALLOCBENCH_REGISTER(Leak)->Name("fault/leak");
 ALLOCBENCH_REGISTER(CrashAfter3000Ops)->Name("fault/segfault_in_time_pass");
+ALLOCBENCH_REGISTER(ThrowAfter3000Ops)->Name("fault/throw_in_time_pass");
 ALLOCBENCH_REGISTER(TwoLoops)->Name("misuse/two_loops");
 ALLOCBENCH_REGISTER(SkipWithNull)->Name("misuse/skip_with_null");
 ALLOCBENCH_REGISTER(CounterWithNullName)->Name("misuse/counter_null_name");

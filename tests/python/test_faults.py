@@ -32,6 +32,8 @@ FAULTS = {
                      "killer sends)",
     "fault/hang": "count pass: did not finish within 3 s (--instance-timeout) and was killed",
     "fault/segfault_in_time_pass": "time pass: crashed with SIGSEGV (Segmentation fault)",
+    "fault/throw_in_time_pass":
+        "time pass: threw std::runtime_error: the flush queue is full (uncaught)",
     "misuse/two_loops": "count pass: the scenario body runs `for (auto _ : state)` more than "
                         "once; give it exactly one measured loop (split the work into two "
                         "scenarios)",
