@@ -266,6 +266,14 @@ allocbench_add_plugin(libtrace_scenarios SOURCES logging.cc)
 target_link_libraries(libtrace_scenarios PRIVATE libtrace::libtrace)
 """
 
+# How sweep and bisect build libtrace's scenarios, committed with the bench project; the
+# README shows it (test_readme_examples.py runs the README's commands on it as printed).
+BENCH_TOML = """[build]
+bench = "bench"                    # --bench: the CMake project beside the library, below
+target = "libtrace_scenarios"      # --target
+plugin = "libtrace_scenarios.so"   # --plugin-path, relative to the build folder
+"""
+
 LOGGER_H = """#ifndef LIBTRACE_LOGGER_H_
 #define LIBTRACE_LOGGER_H_
 
@@ -486,6 +494,7 @@ def _files(index: int, knobs: dict[str, int], tinyfmt: str, salts: list[int],
     if bench:
         files["bench/CMakeLists.txt"] = BENCH_CMAKE
         files["bench/logging.cc"] = SCENARIOS
+        files["allocbench.toml"] = BENCH_TOML
     return files
 
 
