@@ -1,21 +1,224 @@
 // The span_creation, trace_fanout and naming_schema families keep their promises, on exact
 // counts from the real count pass over the built-in plugin (interposed operator new / malloc).
+//
+// Every expected count is derived here from sizes, never from a previous result: sizeof of the
+// subject's types, the lengths of the strings the scenarios use, and libstdc++'s layouts (the
+// 15-character small-string buffer, make_shared's control block, list and hash-map nodes, the
+// growth of strings, vectors and bucket arrays).
 #include <gtest/gtest.h>
+#include <link.h>
 
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "families/web_request.h"  // kRequest, kServerOperation: the literals
 #include "count_pass.h"
 #include "plugin_loader.h"
+#include "tracer/naming.h"
 #include "tracer/propagation_tags.h"
 #include "tracer/span_builder.h"
+#include "tracer/span_data.h"
+#include "tracer/trace.h"
+#include "tracer/tracer.h"
 
 namespace allocbench {
 namespace {
 
-// span_creation.cc's operation name; its copy is one of the builder's allocations.
-constexpr char kServerOperation[] = "http.server.request";
+using families::kRequest;
+using families::kServerOperation;
+
+// trace_fanout.cc's child operation name and naming_schema.cc's service.
+constexpr std::string_view kChildOperation = "app.handler.step";
+constexpr std::string_view kNamingService = "web-store";
+
+// libstdc++'s std::string keeps up to 15 characters in its small-string buffer.
+constexpr size_t kSsoCapacity = 15;
+// make_shared's single block: the control block (vtable pointer, use and weak counts), then
+// the object.
+constexpr size_t kSharedControl = sizeof(void*) + 2 * sizeof(int);
+// A std::list node: next and previous pointers, then the value.
+constexpr size_t kListLinks = 2 * sizeof(void*);
+// "_dd.p.tid" holds the upper 64 bits of the trace id as 16 hex digits.
+constexpr size_t kTraceIdHighDigits = 16;
+
+// Heap blocks and their requested bytes.
+struct Heap {
+  double bytes = 0;
+  double allocs = 0;
+  void Add(size_t block) {
+    if (block == 0) return;
+    bytes += static_cast<double>(block);
+    allocs += 1;
+  }
+  Heap& operator+=(const Heap& other) {
+    bytes += other.bytes;
+    allocs += other.allocs;
+    return *this;
+  }
+  Heap operator*(double n) const { return {bytes * n, allocs * n}; }
+};
+Heap operator+(Heap a, const Heap& b) { return a += b; }
+
+// A string constructed (or copy-constructed) at its exact size: no block within the
+// small-string buffer, else one of size()+1.
+size_t ExactString(size_t length) { return length > kSsoCapacity ? length + 1 : 0; }
+
+// A string that outgrows the small-string buffer by appending (concatenation, assign): libstdc++
+// grows a full buffer to at least twice its capacity, max(size, 30) + 1 bytes (one block, for
+// the at most 30 characters of every name here).
+size_t GrownString(size_t length) {
+  return length > kSsoCapacity ? std::max(length, 2 * kSsoCapacity) + 1 : 0;
+}
+
+// What a std::vector<T> allocates growing from empty to n elements one push at a time, replayed
+// on a vector of the same type (libstdc++'s growth policy, not the subject's code).
+template <class T>
+Heap VectorGrowth(size_t n) {
+  Heap heap;
+  std::vector<T> replay;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t capacity = replay.capacity();
+    replay.emplace_back();
+    if (replay.capacity() != capacity) heap.Add(replay.capacity() * sizeof(T));
+  }
+  return heap;
+}
+
+// A root span of a new trace with `operation` as its name: its trace's propagation tags (one
+// make_shared block, plus "_dd.p.tid" as the one string over 15 characters), the trace (one
+// make_shared block), the span's list node in the trace, and its name. The service name is the
+// tracer's default, copied.
+Heap RootSpan(std::string_view operation) {
+  Heap heap;
+  heap.Add(kSharedControl + sizeof(tracer::PropagationTags));
+  heap.Add(ExactString(kTraceIdHighDigits));
+  heap.Add(kSharedControl + sizeof(tracer::Trace));
+  heap.Add(kListLinks + sizeof(tracer::SpanData));
+  heap.Add(ExactString(operation.size()));
+  heap.Add(GrownString(tracer::TracerOptions().service.size()));
+  return heap;
+}
+
+// A child span: its list node and its name; it shares the root's trace.
+Heap ChildSpan(std::string_view operation) {
+  Heap heap;
+  heap.Add(kListLinks + sizeof(tracer::SpanData));
+  heap.Add(ExactString(operation.size()));
+  return heap;
+}
+
+// One copy of a root's propagation tags, as a share:0 child makes it.
+Heap PropagationTagsCopy() {
+  Heap heap;
+  heap.Add(kSharedControl + sizeof(tracer::PropagationTags));
+  heap.Add(ExactString(kTraceIdHighDigits));
+  return heap;
+}
+
+// The 7 values of DecorateHttpServerSpan, stored at their exact size whatever the tag storage
+// (the status code in decimal), and the resource "<method> <route>".
+std::vector<size_t> HttpServerValueLengths(const tracer::HttpServerRequest& request) {
+  return {request.method.size(),     request.url.size(),
+          request.route.size(),      std::to_string(request.status_code).size(),
+          request.user_agent.size(), request.host.size(),
+          request.component.size()};
+}
+Heap HttpServerDecoration(const tracer::HttpServerRequest& request) {
+  Heap heap;
+  for (size_t length : HttpServerValueLengths(request)) heap.Add(ExactString(length));
+  heap.Add(ExactString(request.method.size() + 1 + request.route.size()));
+  return heap;
+}
+// The keys DecorateHttpServerSpan sets (the order of the decorator).
+const std::vector<tracer::TagId> kHttpServerTags = {
+    tracer::TagId::kHttpMethod,     tracer::TagId::kHttpUrl,       tracer::TagId::kHttpRoute,
+    tracer::TagId::kHttpStatusCode, tracer::TagId::kHttpUserAgent, tracer::TagId::kPeerHostname,
+    tracer::TagId::kComponent};
+// ... and DecorateDbClientSpan.
+const std::vector<tracer::TagId> kDbClientTags = {
+    tracer::TagId::kDbType,      tracer::TagId::kDbInstance,  tracer::TagId::kDbUser,
+    tracer::TagId::kDbStatement, tracer::TagId::kDbOperation, tracer::TagId::kPeerHostname,
+    tracer::TagId::kPeerPort,    tracer::TagId::kSpanKind,    tracer::TagId::kComponent};
+
+// What the node-based map costs on top of the dense store for the same tags: per tag a node
+// (next pointer, the key/value pair, the cached hash: libstdc++ caches std::hash<std::string>)
+// and the key as a std::string; and the bucket arrays, whose growth from the single inline
+// bucket is replayed on a map of the same type.
+Heap MapOverhead(const std::vector<tracer::TagId>& tags) {
+  using Map = std::unordered_map<std::string, std::string>;
+  constexpr size_t kNode = sizeof(void*) + sizeof(Map::value_type) + sizeof(size_t);
+  Heap heap;
+  Map replay;
+  size_t buckets = replay.bucket_count();
+  for (tracer::TagId id : tags) {
+    heap.Add(kNode);
+    heap.Add(ExactString(tracer::TagName(id).size()));
+    replay.emplace(std::string(tracer::TagName(id)), std::string());
+    if (replay.bucket_count() != buckets) {
+      buckets = replay.bucket_count();
+      heap.Add(buckets * sizeof(void*));
+    }
+  }
+  return heap;
+}
+
+// A builder that is not reused: its state object and its copy of the operation name.
+Heap BuilderState(std::string_view operation) {
+  Heap heap;
+  heap.Add(sizeof(tracer::SpanBuilderState));
+  heap.Add(ExactString(operation.size()));
+  return heap;
+}
+
+// The builder's own copies of the web server span's tags and resource: the pending-tag list
+// growing to 7 entries, each value at its exact size, and the resource.
+Heap BuilderPendingHttpServerTags(const tracer::HttpServerRequest& request) {
+  return VectorGrowth<tracer::SpanBuilderState::PendingTag>(kHttpServerTags.size()) +
+         HttpServerDecoration(request);
+}
+
+// The plugin's thread-local storage block (its PT_TLS segment), which glibc mallocs on a
+// thread's first use of one of the plugin's thread_locals (the plugin is dlopen'ed).
+size_t PluginTlsBytes() {
+  struct Search {
+    std::string basename;
+    size_t bytes = 0;
+    bool found = false;
+  } search;
+  const std::string path = PLUGIN_PATH;
+  search.basename = path.substr(path.rfind('/') + 1);
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        const std::string name = info->dlpi_name == nullptr ? "" : info->dlpi_name;
+        if (name.size() < s->basename.size() ||
+            name.compare(name.size() - s->basename.size(), s->basename.size(), s->basename) != 0) {
+          return 0;
+        }
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type == PT_TLS) s->bytes = info->dlpi_phdr[i].p_memsz;
+        }
+        s->found = true;
+        return 1;
+      },
+      &search);
+  EXPECT_TRUE(search.found) << "the plugin is not loaded: " << path;
+  return search.bytes;
+}
+
+// glibc's registration of a thread_local's destructor (__cxa_thread_atexit_impl): a calloc'ed
+// node of four pointers (function, object, owning module, next).
+constexpr size_t kThreadAtExitNode = 4 * sizeof(void*);
+
+// std::thread's state for a lambda capturing two references: its vtable pointer and the two.
+constexpr size_t kThreadStateWithTwoRefs = sizeof(void*) + 2 * sizeof(void*);
 
 bool IsOurs(const std::string& name) {
   for (const char* family : {"span_creation/", "trace_fanout/", "naming_schema/"}) {
@@ -104,49 +307,114 @@ TEST_F(TracerFamilies, PrecomputedNamesCostZeroBytesAndZeroAllocations) {
   }
 }
 
-TEST_F(TracerFamilies, InterpolatedNamesAllocate) {
-  for (const char* shape : {"protocol_names", "database_names"}) {
-    for (const char* schema : {"0", "1"}) {
-      const std::string name =
-          std::string("naming_schema/") + shape + "/schema:" + schema + "/precomputed:0";
-      EXPECT_GT(Count(name).bytes_per_op, 0.0) << name;
-      EXPECT_GT(Count(name).allocs_per_op, 0.0) << name;
+// Interpolated names cost one grown string per name over 15 characters (formats in naming.h):
+//   protocol v0  "<protocol>.request", "<service>-<protocol>-client"  -> 2 x 31 B ("-client")
+//   protocol v1  "<protocol>.client.request", "<service>"             -> 2 x 31 B
+//   database v0  "<database>.query", "<service>-<database>"           -> 10 x 31 B
+//   database v1  "<database>.query", "<service>"                      -> 2 x 31 B
+// which is the README's 62-310 B.
+TEST_F(TracerFamilies, InterpolatedNamesCostExactlyTheirConcatenatedStrings) {
+  const std::string service(kNamingService);
+  std::map<std::string, Heap> expected;
+  for (const char* schema : {"0", "1"}) {
+    const bool v0 = schema[0] == '0';
+    Heap protocols;
+    for (std::size_t i = 0; i < tracer::kProtocolCount; ++i) {
+      const std::string protocol(tracer::ProtocolName(static_cast<tracer::Protocol>(i)));
+      protocols.Add(GrownString((protocol + (v0 ? ".request" : ".client.request")).size()));
+      protocols.Add(v0 ? GrownString((service + "-" + protocol + "-client").size())
+                       : ExactString(service.size()));
     }
+    expected[std::string("protocol_names/schema:") + schema] = protocols;
+    Heap databases;
+    for (std::size_t i = 0; i < tracer::kDatabaseCount; ++i) {
+      const std::string database(tracer::DatabaseName(static_cast<tracer::Database>(i)));
+      databases.Add(GrownString((database + ".query").size()));
+      databases.Add(v0 ? GrownString((service + "-" + database).size())
+                       : ExactString(service.size()));
+    }
+    expected[std::string("database_names/schema:") + schema] = databases;
   }
+  ASSERT_EQ(expected.size(), 4u);
+  for (const auto& [shape, heap] : expected) {
+    const std::string name = "naming_schema/" + shape + "/precomputed:0";
+    const AllocMetrics& m = Count(name);
+    EXPECT_EQ(m.bytes_per_op, heap.bytes) << name;
+    EXPECT_EQ(m.allocs_per_op, heap.allocs) << name;
+    EXPECT_EQ(m.frees_per_op, heap.allocs) << name;  // each name is dropped within the op
+  }
+  // Two of the interpolated database operation names outgrow the buffer:
+  // "sql-server.query" and "elasticsearch.query".
+  EXPECT_EQ(expected["database_names/schema:1"].allocs, 2.0);
+}
+
+TEST_F(TracerFamilies, BareStartSpanCostsExactlyItsTraceSpanNodeNameAndPropagationTags) {
+  const Heap root = RootSpan(kServerOperation);
+  const AllocMetrics& m = Count("span_creation/bare_start_span");
+  EXPECT_EQ(m.bytes_per_op, root.bytes);
+  EXPECT_EQ(m.allocs_per_op, root.allocs);
+  EXPECT_EQ(m.allocs_per_op, 5.0);  // tags, "_dd.p.tid", trace, span node, name
+  EXPECT_EQ(m.frees_per_op, m.allocs_per_op);
+  EXPECT_EQ(m.first_op_bytes, root.bytes);  // nothing lazy on this path
 }
 
 TEST_F(TracerFamilies, BareBuildCostsExactlyTheBuilderAndNothingWithReuse) {
   const AllocMetrics& start = Count("span_creation/bare_start_span");
   const AllocMetrics& fresh = Count("span_creation/bare_build_span/builder_reuse:0");
   const AllocMetrics& reused = Count("span_creation/bare_build_span/builder_reuse:1");
-  // The builder's state object and its copy of the operation name; nothing else differs.
-  EXPECT_EQ(fresh.bytes_per_op - start.bytes_per_op,
-            static_cast<double>(sizeof(tracer::SpanBuilderState) + sizeof(kServerOperation)));
-  EXPECT_EQ(fresh.allocs_per_op - start.allocs_per_op, 2.0);
+  // The builder's state object and its copy of the operation name; nothing else differs: the
+  // README's "+180 B, +2 allocs".
+  const Heap builder = BuilderState(kServerOperation);
+  EXPECT_EQ(fresh.bytes_per_op - start.bytes_per_op, builder.bytes);
+  EXPECT_EQ(fresh.allocs_per_op - start.allocs_per_op, builder.allocs);
+  EXPECT_EQ(builder.allocs, 2.0);
   EXPECT_EQ(reused.bytes_per_op, start.bytes_per_op);
   EXPECT_EQ(reused.allocs_per_op, start.allocs_per_op);
-  // The cached builder is made by the thread's first build: the cold op pays for it.
-  EXPECT_GT(reused.first_op_bytes, start.first_op_bytes);
+  // The cached builder is made by the thread's first build: the cold op pays for it, for the
+  // registration of its thread_local's destructor, and for the plugin's TLS block.
+  EXPECT_EQ(reused.first_op_bytes - start.first_op_bytes,
+            builder.bytes + static_cast<double>(kThreadAtExitNode + PluginTlsBytes()));
+  EXPECT_EQ(reused.first_op_allocs - start.first_op_allocs, builder.allocs + 2);
 }
 
-TEST_F(TracerFamilies, DenseTagStorageAllocatesLessThanTheMapForTheSameTags) {
-  for (const std::string prefix :
-       {"span_creation/web_server_span/", "span_creation/db_client_span/"}) {
-    const AllocMetrics& map = Count(prefix + "dense:0");
-    const AllocMetrics& dense = Count(prefix + "dense:1");
-    EXPECT_LT(dense.bytes_per_op, map.bytes_per_op) << prefix;
-    EXPECT_LT(dense.allocs_per_op, map.allocs_per_op) << prefix;
+TEST_F(TracerFamilies, WebServerSpanCostsTheBareSpanPlusItsLongTagValuesAndResource) {
+  // Dense tags: every value and the resource at their exact size, nothing per tag otherwise.
+  const Heap expected = RootSpan(kServerOperation) + HttpServerDecoration(kRequest);
+  const AllocMetrics& m = Count("span_creation/web_server_span/dense:1");
+  EXPECT_EQ(m.bytes_per_op, expected.bytes);
+  EXPECT_EQ(m.allocs_per_op, expected.allocs);
+  // Over 15 characters: the URL, the route, the user agent, the host and the resource.
+  EXPECT_EQ(expected.allocs - RootSpan(kServerOperation).allocs, 5.0);
+}
+
+TEST_F(TracerFamilies, DenseTagStorageSavesExactlyTheMapsNodesKeysAndBuckets) {
+  const Heap web = MapOverhead(kHttpServerTags);
+  const Heap db = MapOverhead(kDbClientTags);
+  // 7 nodes of 80 B, "http.status_code" (17 B), 13 buckets (104 B): the README's "681 B and 9
+  // allocations" per 7-tag span.
+  EXPECT_EQ(web.allocs, 7.0 + 1 + 1);
+  const std::vector<std::pair<std::string, Heap>> cases = {
+      {"span_creation/web_server_span/dense:", web},
+      {"span_creation/db_client_span/dense:", db},
+  };
+  for (const auto& [prefix, saved] : cases) {
+    const AllocMetrics& map = Count(prefix + "0");
+    const AllocMetrics& dense = Count(prefix + "1");
+    EXPECT_EQ(map.bytes_per_op - dense.bytes_per_op, saved.bytes) << prefix;
+    EXPECT_EQ(map.allocs_per_op - dense.allocs_per_op, saved.allocs) << prefix;
   }
   for (const char* reuse : {"0", "1"}) {
     const std::string prefix = "span_creation/web_server_span_via_builder/dense:";
     const AllocMetrics& map = Count(prefix + "0/builder_reuse:" + reuse);
     const AllocMetrics& dense = Count(prefix + "1/builder_reuse:" + reuse);
-    EXPECT_LT(dense.bytes_per_op, map.bytes_per_op) << reuse;
-    EXPECT_LT(dense.allocs_per_op, map.allocs_per_op) << reuse;
+    EXPECT_EQ(map.bytes_per_op - dense.bytes_per_op, web.bytes) << reuse;
+    EXPECT_EQ(map.allocs_per_op - dense.allocs_per_op, web.allocs) << reuse;
   }
 }
 
 TEST_F(TracerFamilies, AWarmReusedBuilderCostsWhatSettingTagsAfterStartCosts) {
+  // A fresh builder also holds its own copies of the tags until Start().
+  const Heap builder = BuilderState(kServerOperation) + BuilderPendingHttpServerTags(kRequest);
   for (const char* dense : {"0", "1"}) {
     const AllocMetrics& direct = Count(std::string("span_creation/web_server_span/dense:") + dense);
     const AllocMetrics& reused =
@@ -157,7 +425,26 @@ TEST_F(TracerFamilies, AWarmReusedBuilderCostsWhatSettingTagsAfterStartCosts) {
               "/builder_reuse:0");
     EXPECT_EQ(reused.bytes_per_op, direct.bytes_per_op) << dense;
     EXPECT_EQ(reused.allocs_per_op, direct.allocs_per_op) << dense;
-    EXPECT_GT(fresh.bytes_per_op, direct.bytes_per_op) << dense;
+    EXPECT_EQ(fresh.bytes_per_op - direct.bytes_per_op, builder.bytes) << dense;
+    EXPECT_EQ(fresh.allocs_per_op - direct.allocs_per_op, builder.allocs) << dense;
+  }
+}
+
+TEST_F(TracerFamilies, FanoutIsExactlyTheWebRootPlusOneSpanNodeAndNamePerChild) {
+  // The root is a web server span with dense tags (the tracer's default): the fit's intercept.
+  const Heap root = RootSpan(kServerOperation) + HttpServerDecoration(kRequest);
+  EXPECT_EQ(root.bytes, Count("span_creation/web_server_span/dense:1").bytes_per_op);
+  Heap child = ChildSpan(kChildOperation);
+  child.Add(ExactString(kRequest.component.size()));  // its component tag
+  for (int share : {0, 1}) {
+    const Heap per_child = share == 1 ? child : child + PropagationTagsCopy();
+    for (int children : {1, 5, 20}) {
+      const std::string name = "trace_fanout/web_trace/children:" + std::to_string(children) +
+                               "/share:" + std::to_string(share);
+      const AllocMetrics& m = Count(name);
+      EXPECT_EQ(m.bytes_per_op, root.bytes + children * per_child.bytes) << name;
+      EXPECT_EQ(m.allocs_per_op, root.allocs + children * per_child.allocs) << name;
+    }
   }
 }
 
@@ -184,27 +471,34 @@ TEST_F(TracerFamilies, FanoutSlopeDifferenceIsExactlyOneCopyOfThePropagationTags
   // What one copy allocates, from sizes alone: make_shared's single block (libstdc++: the
   // control block's vtable pointer and two 32-bit counts, then the object) plus the one string
   // that outgrows the small-string buffer, "_dd.p.tid" (16 hex digits and the terminator).
-  const double copy_bytes = 16 + sizeof(tracer::PropagationTags) + 17;
-  EXPECT_EQ(slope[0] - slope[1], copy_bytes);
-  EXPECT_EQ(alloc_slope[0] - alloc_slope[1], 2.0);
+  const Heap copy = PropagationTagsCopy();
+  EXPECT_EQ(copy.bytes, 16 + sizeof(tracer::PropagationTags) + 17);
+  EXPECT_EQ(slope[0] - slope[1], copy.bytes);
+  EXPECT_EQ(alloc_slope[0] - alloc_slope[1], copy.allocs);
+  EXPECT_EQ(copy.allocs, 2.0);
   // The same, measured alone by the family's dedicated scenario.
-  const AllocMetrics& copy = Count("trace_fanout/propagation_tags_copy");
-  EXPECT_EQ(copy.bytes_per_op, copy_bytes);
-  EXPECT_EQ(copy.allocs_per_op, 2.0);
+  const AllocMetrics& measured = Count("trace_fanout/propagation_tags_copy");
+  EXPECT_EQ(measured.bytes_per_op, copy.bytes);
+  EXPECT_EQ(measured.allocs_per_op, copy.allocs);
 }
 
-TEST_F(TracerFamilies, FreshThreadSpanCountsTheSpawnedThreadsSpan) {
+TEST_F(TracerFamilies, FreshThreadSpanCostsTheThreadStateAndTheColdCacheExactly) {
   const AllocMetrics& main_thread = Count("span_creation/bare_build_span/builder_reuse:0");
-  for (const char* reuse : {"0", "1"}) {
-    const std::string name = std::string("span_creation/fresh_thread_span/builder_reuse:") + reuse;
-    const AllocMetrics& m = Count(name);
-    EXPECT_GE(m.bytes_per_op, main_thread.bytes_per_op) << name;
-    EXPECT_GE(m.allocs_per_op, main_thread.allocs_per_op) << name;
-    EXPECT_EQ(m.background_bytes_per_op, 0.0) << name;  // the spawned thread is the scenario's
+  const AllocMetrics& fresh = Count("span_creation/fresh_thread_span/builder_reuse:0");
+  const AllocMetrics& reused = Count("span_creation/fresh_thread_span/builder_reuse:1");
+  for (const AllocMetrics* m : {&fresh, &reused}) {
+    EXPECT_EQ(m->background_bytes_per_op, 0.0);  // the spawned thread is the scenario's
   }
-  // A cold thread-local cache every time: reuse cannot make a fresh thread cheaper.
-  EXPECT_GE(Count("span_creation/fresh_thread_span/builder_reuse:1").bytes_per_op,
-            Count("span_creation/fresh_thread_span/builder_reuse:0").bytes_per_op);
+  // The span a builder makes, on another thread: plus std::thread's state.
+  EXPECT_EQ(fresh.bytes_per_op - main_thread.bytes_per_op,
+            static_cast<double>(kThreadStateWithTwoRefs));
+  EXPECT_EQ(fresh.allocs_per_op - main_thread.allocs_per_op, 1.0);
+  // With reuse, every op's thread builds the cache (the same state and name copy a fresh builder
+  // has), registers its destructor and gets the plugin's TLS block: the README's "+48 B", a
+  // fresh thread paying for the cache instead of saving.
+  EXPECT_EQ(reused.bytes_per_op - fresh.bytes_per_op,
+            static_cast<double>(kThreadAtExitNode + PluginTlsBytes()));
+  EXPECT_EQ(reused.allocs_per_op - fresh.allocs_per_op, 2.0);
 }
 
 TEST_F(TracerFamilies, EveryInstanceIsSteady) {
