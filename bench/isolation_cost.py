@@ -3,12 +3,13 @@
 instance (the default) and with --no-isolation, interleaved run by run so that machine drift
 hits both alike; prints the median wall time of each and their ratio.
 
-usage: bench/isolation_cost.py [--rounds N] [--time] [BUILD_DIR]   (default: 5 rounds, count
-                                                                    pass only, build/release)
+usage: bench/isolation_cost.py [--rounds N] [--time] [--filter REGEX] [BUILD_DIR]
+       (default: 5 rounds, count pass only, every instance, build/release)
 
 The count pass alone shows the fixed cost best (a fork, a pipe and a fresh heap per instance);
 --time adds the time pass (5 repetitions of at least 0.05 s per instance), where the cost
-disappears in the measuring itself.
+disappears in the measuring itself. --filter measures only the instances whose name matches
+(allocbench-run --filter), e.g. for a quick smoke run.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--time", action="store_true", help="with the time pass")
+    parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
     parser.add_argument("build", nargs="?", type=Path, default=ROOT / "build" / "release")
     args = parser.parse_args()
     runner = args.build / "bin" / "allocbench-run"
     with tempfile.TemporaryDirectory() as scratch:
-        base = [str(runner), "--quiet", "--out", str(Path(scratch) / "r.json")]
+        selection = ["--filter", args.filter] if args.filter is not None else []
+        base = [str(runner), "--quiet", "--out", str(Path(scratch) / "r.json"), *selection]
         if not args.time:
             base.append("--no-time")
         modes = {"isolated (default)": base, "--no-isolation": [*base, "--no-isolation"]}
@@ -48,7 +51,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for mode, command in modes.items():
                 seconds[mode].append(wall(command))
-    instances = subprocess.run([str(runner), "--list"], capture_output=True,
+    instances = subprocess.run([str(runner), "--list", *selection], capture_output=True,
                                text=True).stdout.count("\n")
     plain = statistics.median(seconds["--no-isolation"])
     print(f"built-in plugin, {instances} instances, {'count and time passes' if args.time else 'count pass only'}, "

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Wall time of `allocbench sweep` on the synthetic twelve-commit history of the tests.
 
-usage: bench/sweep_timing.py [BUILD_DIR]   (default build/release; run `./allocbench test`
-                                            or `./allocbench run` first so that it exists)
+usage: bench/sweep_timing.py [--start REV] [BUILD_DIR]
+       (default build/release; run `./allocbench test` or `./allocbench run` first so that it
+       exists)
 
 Installs BUILD_DIR into a temporary prefix, writes the history (tests/python/
 synthetic_history.py) and times, each as a fresh `./allocbench sweep` process:
@@ -13,10 +14,13 @@ synthetic_history.py) and times, each as a fresh `./allocbench sweep` process:
   edited graft    one scenario file of the graft changed: every revision is measured again,
                   each build recompiling only the plugin (the subject did not change)
 The time pass is on (2 repetitions of 1 ms) so that each run does what a sweep does.
+--start REV sweeps from REV instead of v1.0 (e.g. v1.3: 4 revisions, 5 with the new commit),
+for a quick smoke run.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -29,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 import synthetic_history as synth  # noqa: E402
 
 
-def sweep(history: synth.History, prefix: Path, *, ccache: bool, range_: str = "v1.0..v2.0"
+def sweep(history: synth.History, prefix: Path, *, ccache: bool, range_: str
           ) -> tuple[float, int]:
     env = dict(os.environ, CCACHE_DISABLE="0" if ccache else "1")
     command = [str(ROOT / "allocbench"), "sweep", "--range", range_, "--repo",
@@ -52,7 +56,12 @@ def git(repo: Path, *args: str) -> None:
 
 
 def main() -> None:
-    build = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "release"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--start", default="v1.0", metavar="REV",
+                        help="the oldest revision swept (a tag of the history) [v1.0]")
+    parser.add_argument("build", nargs="?", type=Path, default=ROOT / "build" / "release")
+    args = parser.parse_args()
+    build, start = args.build, args.start
     with tempfile.TemporaryDirectory() as temp:
         temp = Path(temp)
         prefix = temp / "prefix"
@@ -61,17 +70,22 @@ def main() -> None:
         (temp / "a").mkdir()
         (temp / "b").mkdir()
         first, second = synth.make_history(temp / "a"), synth.make_history(temp / "b")
-        rows = [("cold, ccache off", *sweep(first, prefix, ccache=False))]
-        rows.append(("cold, ccache warm", *sweep(second, prefix, ccache=True)))
-        rows.append(("again (all stored)", *sweep(first, prefix, ccache=True)))
+        range_ = f"{start}..v2.0"
+        rows = [("cold, ccache off", *sweep(first, prefix, ccache=False, range_=range_))]
+        rows.append(("cold, ccache warm", *sweep(second, prefix, ccache=True, range_=range_)))
+        rows.append(("again (all stored)", *sweep(first, prefix, ccache=True, range_=range_)))
         readme = first.repo / "README.md"
         readme.write_text(readme.read_text() + "\nMore docs.\n")
         git(first.repo, "commit", "-qam", "Docs")
-        rows.append(("one new commit", *sweep(first, prefix, ccache=True, range_="v1.0..main")))
+        rows.append(("one new commit", *sweep(first, prefix, ccache=True,
+                                              range_=f"{start}..main")))
         spans = first.bench() / "spans.cc"
         spans.write_text(spans.read_text() + "\n// an edited scenario file\n")
-        rows.append(("edited graft (13)", *sweep(first, prefix, ccache=True,
-                                                 range_="v1.0..main")))
+        revisions = 1 + int(subprocess.run(   # the range's revisions, its old end included
+            ["git", "-C", str(first.repo), "rev-list", "--count", "--first-parent",
+             f"{start}..main"], check=True, capture_output=True, text=True).stdout)
+        rows.append((f"edited graft ({revisions})", *sweep(first, prefix, ccache=True,
+                                                          range_=f"{start}..main")))
     print(f"{'sweep of the synthetic history':<32} {'wall s':>7} {'builds':>7}")
     for name, seconds, built in rows:
         print(f"{name:<32} {seconds:>7.1f} {built:>7}")

@@ -91,6 +91,9 @@ TEST_F(CountPass, EightThreadsArePerOpPerThread) {
   EXPECT_EQ(out.metrics.bytes_per_op, 4.5);
   EXPECT_EQ(out.metrics.allocs_per_op, 1.0);
   EXPECT_EQ(out.metrics.windows[0].allocs, 800u);
+  // The cold op is per thread too: each thread's first op, (1 + ... + 8) / 8 B in 8 / 8 allocs.
+  EXPECT_EQ(out.metrics.first_op_bytes, 4.5);
+  EXPECT_EQ(out.metrics.first_op_allocs, 1.0);
 }
 
 TEST_F(CountPass, WindowsThatDifferWithoutGrowthAreNondeterministic) {

@@ -1,0 +1,463 @@
+#!/usr/bin/python3
+"""A mutation check: do the tests notice when the code that makes the numbers is wrong?
+
+usage: bench/mutation.py [--only ID]... [--list] [--keep] [--jobs N] [--no-baseline]
+
+Copies this checkout's working tree (the files `git ls-files -co --exclude-standard` lists, as
+they are on disk, uncommitted changes included) into a temporary folder, configures one
+Release build there (tests on, ccache) and builds it once. Then, for each mutation of MUTATIONS
+below — a one-token change of a snippet that must occur exactly once in its file — it applies
+the change, rebuilds (incrementally; nothing for a Python file), runs the tests that should
+catch it (ctest -R REGEX on the temporary build, then pytest with ALLOCBENCH_BUILD_DIR pointing
+at it; both stop at the first failure), records *caught* (a test failed) or *survived* (all
+passed), and puts the file back. A mutation whose build fails, or whose tests cannot run (no
+test matches, pytest usage error), is *broken*: the list has rotted.
+
+Before the mutations, the same tests run once on the unmutated copy (the baseline; skip it
+with --no-baseline): a test that fails there would make every mutation look caught.
+
+Prints a markdown table (mutation, file, change, result, the first failing test, seconds) and
+"N of M mutations caught"; exit code 0 when every mutation was caught, 1 when one survived or
+is broken, 2 for bad usage, a snippet that does not occur exactly once, or a failing baseline.
+--list prints the mutations and checks their snippets against this checkout without building
+(exit 2 if one does not occur exactly once). --keep keeps the temporary folder (its build and
+logs/<id>.log). ccache runs with CCACHE_BASEDIR at the temporary folder, so a second run finds
+its objects although the folder's name differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = "/usr/bin/python3"
+
+# Test selections shared by several mutations.
+COUNTING_CTEST = r"^(system\.|GroundTruth\.)"
+COUNTING_PYTEST = ("tests/python/test_runner_results.py", "tests/python/test_determinism.py")
+COUNT_PASS_CTEST = r"^(CountPass|GroundTruth)\."
+TIME_PASS_CTEST = r"^(TimePass|TimeSummary)\."
+COMPARE_PYTEST = ("tests/python/test_compare.py", "tests/python/test_stats.py",
+                  "tests/python/test_compare_format.py", "tests/python/test_calibrate.py")
+BISECT_PYTEST = ("tests/python/test_bisect_all.py", "tests/python/test_sweep_parts.py",
+                 "tests/python/test_exit_codes.py::test_bisect_between_equal_values_is_1")
+CALIBRATE_PYTEST = ("tests/python/test_calibrate.py", "tests/python/test_compare.py")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    file: str                       # relative to the repository
+    original: str                   # must occur exactly once in the file
+    replacement: str
+    ctest: str | None = None        # ctest -R REGEX, run first
+    pytest: tuple[str, ...] = ()    # pytest arguments (files, node ids, -k EXPR), run next
+    what: str = ""                  # the bug it plants, in words
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    # --- the counting layer (allocators/) ---------------------------------------------------
+    Mutation("new-aligned-uncounted", "allocators/hooks_new.cc",
+             "return CountedAlloc(size, [=] { return backend::Memalign(align, size); });",
+             "return backend::Memalign(align, size);",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "the aligned operator new forms allocate without counting"),
+    Mutation("requested-bytes-plus-one", "allocators/hooks_common.h",
+             "ci::Bump(c.requested_bytes, requested);",
+             "ci::Bump(c.requested_bytes, requested + 1);",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "the fast path (Tracking::kBasic) counts one byte too many per allocation"),
+    Mutation("free-uncounted", "allocators/hooks_malloc.cc",
+             "void free(void* p) noexcept { CountedFree(p); }",
+             "void free(void* p) noexcept { backend::Free(p); }",
+             COUNTING_CTEST, COUNTING_PYTEST, "free() releases without counting a free"),
+    Mutation("realloc-no-alloc", "allocators/hooks_malloc.cc",
+             "  ci::RecordAllocAs(target, size, ci::FullTracking() ? "
+             "backend::UsableSize(moved) : 0);\n  return moved;",
+             "  return moved;",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "a moving realloc counts its free but not its allocation"),
+    # --- the count pass (harness/src/count_pass.cc) -----------------------------------------
+    Mutation("window-start-1", "harness/src/count_pass.cc",
+             "constexpr int kWindow1Start = 2;", "constexpr int kWindow1Start = 1;",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "background counting and live-growth start at the warm-up, not at window 1"),
+    Mutation("window-ops-once", "harness/src/count_pass.cc",
+             "const double window_ops = 2.0 * static_cast<double>(m.window_ops) * threads;",
+             "const double window_ops = 1.0 * static_cast<double>(m.window_ops) * threads;",
+             COUNT_PASS_CTEST, COUNTING_PYTEST, "per-op values divide two windows by one"),
+    Mutation("first-op-not-per-thread", "harness/src/count_pass.cc",
+             "m.first_op_bytes = static_cast<double>(first.requested_bytes) / threads;",
+             "m.first_op_bytes = static_cast<double>(first.requested_bytes);",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "first_op_bytes is the cold op of all threads together, not per thread"),
+    Mutation("steady-allocs-differ", "harness/src/count_pass.cc",
+             "w1.allocs == w2.allocs", "w1.allocs != w2.allocs",
+             COUNT_PASS_CTEST, COUNTING_PYTEST, "steady requires the windows' allocs to differ"),
+    Mutation("growth-at-zero", "harness/src/count_pass.cc",
+             "if (window_growth > 0) {", "if (window_growth >= 0) {",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "windows that differ with no growth are called amortized growth"),
+    # --- the time pass (harness/src/time_pass.cc) -------------------------------------------
+    Mutation("time-divided-by-threads", "harness/src/time_pass.cc",
+             "m.samples_ns.push_back(t * instance.threads);",
+             "m.samples_ns.push_back(t / instance.threads);",
+             TIME_PASS_CTEST, ("tests/python/test_runner_results.py",),
+             "a multi-threaded sample is divided by the threads instead of multiplied"),
+    Mutation("ops-per-s-one-thread", "harness/src/time_pass.cc",
+             "m.ops_per_s = m.median_ns > 0 ? 1e9 * threads / m.median_ns : 0.0;",
+             # (threads > 0) is 1, and keeps `threads` used (-Werror=unused-parameter).
+             "m.ops_per_s = m.median_ns > 0 ? 1e9 * (threads > 0) / m.median_ns : 0.0;",
+             TIME_PASS_CTEST, ("tests/python/test_runner_results.py",),
+             "ops/s is one thread's throughput, not all threads'"),
+    # --- the gate (scripts/allocbench/compare.py) -------------------------------------------
+    Mutation("budget-boundary-worse", "scripts/allocbench/compare.py",
+             "elif c[0] > b[0] + limit_allowed:", "elif c[0] >= b[0] + limit_allowed:",
+             None, COMPARE_PYTEST,
+             "an increase of exactly the budget is worse (and, at budget 0, no change is)"),
+    Mutation("time-gate-part-of-interval", "scripts/allocbench/compare.py",
+             "elif low > limit:", "elif high > limit:",
+             None, COMPARE_PYTEST,
+             "time is worse when the interval reaches beyond the threshold, not lies beyond it"),
+    Mutation("nondeterministic-both-sides", "scripts/allocbench/compare.py",
+             "if len(b) > 1 or len(c) > 1:", "if len(b) > 1 and len(c) > 1:",
+             None, COMPARE_PYTEST,
+             "forks that disagree on one side only are not nondeterministic"),
+    # --- bisect (scripts/allocbench/bisection.py, commands/bisect.py) -----------------------
+    Mutation("bisect-midpoint-up", "scripts/allocbench/bisection.py",
+             "middle = (low + high) // 2", "middle = (low + high) // 2 + 1",
+             None, BISECT_PYTEST, "the probe is one commit right of the middle"),
+    Mutation("bisect-all-equal-ends-searched", "scripts/allocbench/bisection.py",
+             "if known[part[0]] != known[part[1]])",
+             "if known[part[0]] != known[part[1]] or part[1] - part[0] > 1)",
+             None, BISECT_PYTEST,
+             "--all halves intervals whose ends are equal too (no equal-ends shortcut)"),
+    Mutation("bisect-equal-ends-command", "scripts/allocbench/commands/bisect.py",
+             "if bad_value == good_value:", "if bad_value == good_value and False:",
+             None, BISECT_PYTEST,
+             "bisect with equal good and bad values searches anyway and names a commit"),
+    # --- calibrate (scripts/allocbench/commands/calibrate.py) -------------------------------
+    Mutation("calibrate-unstable-boundary", "scripts/allocbench/commands/calibrate.py",
+             "unstable > 0.2 * n", "unstable >= 0.2 * n",
+             None, CALIBRATE_PYTEST, "unstable in exactly 20% of the rounds is noisy"),
+    Mutation("calibrate-mde-boundary", "scripts/allocbench/commands/calibrate.py",
+             "mde_percent > 2 * threshold", "mde_percent >= 2 * threshold",
+             None, CALIBRATE_PYTEST, "an MDE of exactly twice the threshold is noisy"),
+)
+
+CPP_SUFFIXES = (".cc", ".h", ".cpp", ".hpp", ".txt", ".cmake", ".dynlist")
+
+
+def change(m: Mutation) -> str:
+    """The changed words only: what differs between snippet and replacement, widened to the
+    whitespace around it."""
+    a, b = m.original, m.replacement
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    while prefix > 0 and not a[prefix - 1].isspace():
+        prefix -= 1
+    while suffix > 0 and not a[len(a) - suffix].isspace():
+        suffix -= 1
+
+    def show(text: str) -> str:
+        text = " ".join(text.split())
+        return f"`{text[:45]}{'…' if len(text) > 45 else ''}`" if text else "(nothing)"
+    return f"{show(a[prefix:len(a) - suffix])} → {show(b[prefix:len(b) - suffix])}"
+
+
+def snippet_problems(root: Path, mutations: tuple[Mutation, ...] = MUTATIONS) -> list[str]:
+    """Each mutation whose file is missing or whose snippet does not occur exactly once."""
+    problems = []
+    ids = [m.id for m in mutations]
+    problems += [f"{i}: the id is used twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    for m in mutations:
+        path = root / m.file
+        if not path.is_file():
+            problems.append(f"{m.id}: no file {m.file}")
+            continue
+        found = path.read_text().count(m.original)
+        if found != 1:
+            problems.append(f"{m.id}: the snippet occurs {found} times in {m.file}, not once: "
+                            f"{m.original!r}")
+        if m.original == m.replacement:
+            problems.append(f"{m.id}: the replacement is the snippet itself")
+        if m.ctest is None and not m.pytest:
+            problems.append(f"{m.id}: no test to run")
+    return problems
+
+
+def log(message: str) -> None:
+    print(f"mutation: {message}", file=sys.stderr, flush=True)
+
+
+def run(command: list[str], log_file: Path, *, cwd: Path | None = None,
+        env: dict[str, str] | None = None, timeout: float = 1800
+        ) -> tuple[int | None, str]:
+    """Runs `command`, appending its output to `log_file`; (exit code or None on a timeout,
+    the output)."""
+    try:
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
+                              errors="replace", timeout=timeout)
+        code, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as e:
+        code = None
+        output = ((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes)
+                  else e.stdout or "") + f"\n(timed out after {timeout:g} s)\n"
+    with log_file.open("a") as f:
+        f.write(f"$ {' '.join(command)}\n{output}\n(exit code {code})\n\n")
+    return code, output
+
+
+class Workspace:
+    """The temporary copy, its build, and how to run tests on it."""
+
+    def __init__(self, temp: Path, jobs: int):
+        self.temp = temp
+        self.src = temp / "src"
+        self.build = temp / "build"
+        self.logs = temp / "logs"
+        self.jobs = jobs
+        self.env = dict(os.environ, CCACHE_BASEDIR=str(temp), PYTHONDONTWRITEBYTECODE="1",
+                        ALLOCBENCH_BUILD_DIR=str(self.build))
+
+    def copy(self) -> int:
+        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard",
+                                 "-z"], check=True, capture_output=True).stdout
+        copied = 0
+        for name in listed.decode().split("\0"):
+            source = ROOT / name
+            if not name or not (source.is_file() or source.is_symlink()):
+                continue   # deleted in the working tree
+            target = self.src / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+            copied += 1
+        # A repository of its own (one commit), for anything that asks git about the checkout.
+        git = ["git", "-C", str(self.src), "-c", "user.name=mutation", "-c",
+               "user.email=mutation@localhost"]
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+            subprocess.run(git + args, check=True, capture_output=True)
+        self.logs.mkdir()
+        return copied
+
+    def configure(self) -> tuple[int | None, str]:
+        return run(["cmake", "-S", str(self.src), "-B", str(self.build),
+                    "-DCMAKE_BUILD_TYPE=Release", "-DALLOCBENCH_BUILD_TESTS=ON",
+                    "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"], self.logs / "build.log",
+                   env=self.env)
+
+    def compile(self, log_file: Path) -> tuple[int | None, str]:
+        return run(["cmake", "--build", str(self.build), "-j", str(self.jobs)], log_file,
+                   env=self.env)
+
+    def ctest(self, regex: str, log_file: Path) -> tuple[int | None, str]:
+        return run(["ctest", "--test-dir", str(self.build), "-R", regex, "-j", str(self.jobs),
+                    "--output-on-failure", "--no-tests=error", "--stop-on-failure",
+                    "--timeout", "300"], log_file, env=self.env, timeout=1800)
+
+    def pytest(self, args: tuple[str, ...], log_file: Path) -> tuple[int | None, str]:
+        return run([PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args],
+                   log_file, cwd=self.src, env=self.env, timeout=1800)
+
+
+def failed_tests(output: str) -> list[str]:
+    """The failing tests named in ctest's or pytest's output."""
+    names = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
+                       r"Exception|Child aborted|Not Run)[^)]*\)", output, re.M)
+    names += re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
+    return names
+
+
+@dataclass
+class Outcome:
+    result: str          # caught, survived, broken
+    by: str              # the first failing test, or why it is broken
+    seconds: float
+
+
+def run_tests(ws: Workspace, ctest: str | None, pytest: tuple[str, ...], log_file: Path
+              ) -> tuple[str, str]:
+    """('caught', test) when a test failed, ('survived', '') when all passed, ('broken', why)
+    when they could not run."""
+    if ctest is not None:
+        code, output = ws.ctest(ctest, log_file)
+        if "No tests were found" in output:
+            return "broken", f"no ctest matches {ctest}"
+        if code is None:
+            return "caught", "ctest timed out"
+        if code != 0:
+            return "caught", (failed_tests(output) or ["ctest failed"])[0]
+    if pytest:
+        code, output = ws.pytest(pytest, log_file)
+        if code is None:
+            return "caught", "pytest timed out"
+        if code == 1:
+            return "caught", (failed_tests(output) or ["pytest failed"])[0]
+        if code != 0:
+            return "broken", f"pytest exit code {code} (usage error or no tests)"
+    return "survived", ""
+
+
+def first_error(output: str) -> str:
+    for line in output.splitlines():
+        if "error:" in line or "Error" in line:
+            return line.strip()[:120]
+    return "the build failed"
+
+
+def mutate(ws: Workspace, m: Mutation) -> Outcome:
+    started = time.monotonic()
+    path = ws.src / m.file
+    original = path.read_text()
+    if original.count(m.original) != 1:
+        return Outcome("broken", f"the snippet occurs {original.count(m.original)} times", 0.0)
+    log_file = ws.logs / f"{m.id}.log"
+    try:
+        path.write_text(original.replace(m.original, m.replacement))
+        if path.suffix in CPP_SUFFIXES:
+            code, output = ws.compile(log_file)
+            if code != 0:
+                return Outcome("broken", f"build: {first_error(output)}",
+                               time.monotonic() - started)
+        result, by = run_tests(ws, m.ctest, m.pytest, log_file)
+        return Outcome(result, by, time.monotonic() - started)
+    finally:
+        path.write_text(original)
+
+
+def baseline(ws: Workspace, mutations: list[Mutation]) -> list[str]:
+    """Runs every selected test once on the unmutated copy; the failures."""
+    regexes = sorted({m.ctest for m in mutations if m.ctest is not None})
+    pytest_args = list(dict.fromkeys(a for m in mutations for a in m.pytest))
+    log_file = ws.logs / "baseline.log"
+    failures = []
+    if regexes:
+        code, output = run(["ctest", "--test-dir", str(ws.build), "-R", "|".join(regexes),
+                            "-j", str(ws.jobs), "--output-on-failure", "--timeout", "300"],
+                           log_file, env=ws.env)
+        if code != 0:
+            failures += failed_tests(output) or [f"ctest exit code {code}"]
+    if pytest_args:
+        code, output = run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            *pytest_args], log_file, cwd=ws.src, env=ws.env)
+        if code != 0:
+            failures += failed_tests(output) or [f"pytest exit code {code}"]
+    return failures
+
+
+def table(rows: list[tuple[Mutation, Outcome]]) -> str:
+    lines = ["| mutation | file | change | result | caught by | s |",
+             "|---|---|---|---|---|---:|"]
+    for m, o in rows:
+        by = o.by.replace("|", "\\|")
+        lines.append(f"| `{m.id}` | `{m.file}` | {change(m).replace('|', chr(92) + '|')} | "
+                     f"{o.result} | {by} | {o.seconds:.0f} |")
+    return "\n".join(lines)
+
+
+def list_mutations(mutations: list[Mutation]) -> int:
+    for m in mutations:
+        tests = " ".join(([f"ctest -R '{m.ctest}'"] if m.ctest else [])
+                         + ([f"pytest {' '.join(m.pytest)}"] if m.pytest else []))
+        print(f"{m.id}\n  {m.file}: {change(m)}\n  {m.what}\n  tests: {tests}")
+    problems = snippet_problems(ROOT, tuple(mutations))
+    for problem in problems:
+        print(f"mutation: {problem}", file=sys.stderr)
+    print(f"{len(mutations)} mutations; snippets "
+          f"{'all occur exactly once' if not problems else 'BROKEN: see above'}")
+    return 2 if problems else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], metavar="ID",
+                        help="run only this mutation (repeatable, or comma-separated)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the mutations and check their snippets; build nothing")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                        help="build and ctest jobs [the CPUs]")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="skip the run of the tests on the unmutated copy")
+    args = parser.parse_args()
+    wanted = [i for value in args.only for i in value.split(",") if i]
+    known = {m.id for m in MUTATIONS}
+    unknown = [i for i in wanted if i not in known]
+    if unknown:
+        print(f"mutation: unknown id {', '.join(unknown)}; --list shows them", file=sys.stderr)
+        return 2
+    mutations = [m for m in MUTATIONS if not wanted or m.id in wanted]
+    if args.list:
+        return list_mutations(mutations)
+    problems = snippet_problems(ROOT, tuple(mutations))
+    if problems:
+        for problem in problems:
+            print(f"mutation: {problem}", file=sys.stderr)
+        return 2
+
+    started = time.monotonic()
+    temp = Path(tempfile.mkdtemp(prefix="allocbench-mutation-"))
+    try:
+        ws = Workspace(temp, args.jobs)
+        log(f"copying the working tree to {ws.src}: {ws.copy()} files")
+        problems = snippet_problems(ws.src, tuple(mutations))   # the copy is what is mutated
+        if problems:
+            for problem in problems:
+                log(problem)
+            return 2
+        build_started = time.monotonic()
+        for step, action in (("configuring", ws.configure),
+                             ("building", lambda: ws.compile(ws.logs / "build.log"))):
+            log(f"{step} {ws.build}")
+            code, output = action()
+            if code != 0:
+                log(f"{step} failed: {first_error(output)} (log: {ws.logs / 'build.log'}; "
+                    "--keep keeps it)")
+                return 2
+        log(f"built in {time.monotonic() - build_started:.0f} s")
+        if not args.no_baseline:
+            baseline_started = time.monotonic()
+            log("baseline: the selected tests on the unmutated copy")
+            failures = baseline(ws, mutations)
+            if failures:
+                log(f"the baseline fails ({', '.join(failures[:5])}): every mutation would "
+                    f"look caught (log: {ws.logs / 'baseline.log'})")
+                return 2
+            log(f"baseline passed in {time.monotonic() - baseline_started:.0f} s")
+        rows = []
+        for i, m in enumerate(mutations, start=1):
+            log(f"[{i}/{len(mutations)}] {m.id}: {m.file}: {change(m)}")
+            outcome = mutate(ws, m)
+            log(f"[{i}/{len(mutations)}] {m.id}: {outcome.result}"
+                f"{' by ' + outcome.by if outcome.by else ''} ({outcome.seconds:.0f} s)")
+            rows.append((m, outcome))
+        caught = sum(o.result == "caught" for _, o in rows)
+        print(table(rows))
+        print()
+        print(f"{caught} of {len(rows)} mutations caught"
+              + "".join(f"; {n} {what}" for what in ("survived", "broken")
+                        if (n := sum(o.result == what for _, o in rows))))
+        print(f"total {time.monotonic() - started:.0f} s")
+        return 0 if caught == len(rows) else 1
+    finally:
+        if args.keep:
+            log(f"kept {temp}")
+        else:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The scripts under bench/ that make the README's measured tables still run, and still print
+tables of the README's shape: each is run with its tiniest sizes against the build under test,
+and its output is checked for rows, columns and parseable numbers — never for timing values.
+bench/mutation.py is too slow for the suite; its list of mutations is checked instead (every
+snippet occurs exactly once, every test selection selects something)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench"
+# Two fast instances of the built-in plugin.
+TWO_INSTANCES = "naming_schema/protocol_names/schema:0"
+NUMBER = r"(\d+(?:\.\d+)?)"
+
+
+def run_script(*command: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    done = subprocess.run([*command], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+    assert done.returncode == 0, f"{command}: exit code {done.returncode}\n{done.stdout}\n" \
+                                 f"{done.stderr[-4000:]}"
+    return done
+
+
+def markdown_rows(lines: list[str]) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
+
+
+# --- bench/counting_overhead.sh: "What counting costs" ----------------------------------------
+
+
+def test_counting_overhead_prints_every_configuration_and_its_ratio(build_dir):
+    done = run_script("bash", str(BENCH / "counting_overhead.sh"), "-r", "1", "-n", "1000",
+                      str(build_dir / "bench"))
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"config +median_ns/op +vs_plain +\(1 runs x 1000 ops, interleaved\)",
+                        lines[0]), lines[0]
+    rows = [re.fullmatch(rf"(\w+) +{NUMBER} +{NUMBER}x", line) for line in lines[1:]]
+    assert all(rows), lines
+    # The README's four rows, plain first: every median positive, plain exactly 1.000×.
+    assert [r[1] for r in rows] == ["plain", "off", "basic", "full"]
+    assert all(float(r[2]) > 0 and float(r[3]) > 0 for r in rows)
+    assert rows[0][3] == "1.000"
+    assert "round 1/1: plain=" in done.stderr
+
+
+# --- bench/isolation_cost.py: "What isolation costs" ------------------------------------------
+
+
+@pytest.mark.parametrize("with_time", [False, True], ids=["count pass", "both passes"])
+def test_isolation_cost_prints_both_modes_and_their_ratio(build_dir, with_time):
+    done = run_script(sys.executable, str(BENCH / "isolation_cost.py"), "--rounds", "1",
+                      "--filter", TWO_INSTANCES, *(["--time"] if with_time else []),
+                      str(build_dir))
+    lines = done.stdout.splitlines()
+    passes = "count and time passes" if with_time else "count pass only"
+    assert lines[0] == f"built-in plugin, 2 instances, {passes}, 1 rounds interleaved:"
+    assert lines[1:3] == ["| mode | median wall time | range | vs --no-isolation |",
+                          "|---|---:|---:|---:|"]
+    rows = markdown_rows(lines[3:5])
+    assert [r[0] for r in rows] == ["isolated (default)", "--no-isolation"]
+    for mode, median, spread, ratio in rows:
+        low, high = re.fullmatch(rf"{NUMBER}–{NUMBER} s", spread).groups()
+        assert float(re.fullmatch(rf"{NUMBER} s", median)[1]) > 0
+        assert float(low) <= float(high)
+        assert float(re.fullmatch(rf"{NUMBER}×", ratio)[1]) > 0
+    assert rows[1][3] == "1.000×"
+    assert re.fullmatch(r"per instance: [+-]\d+\.\d ms", lines[5]), lines[5]
+    assert len(lines) == 6
+
+
+# --- bench/sweep_timing.py: the sweep-timing table --------------------------------------------
+
+
+def test_sweep_timing_prints_the_five_sweeps_and_what_each_built(build_dir):
+    # From v1.3: 4 revisions, 5 with the commit the script adds.
+    done = run_script(sys.executable, str(BENCH / "sweep_timing.py"), "--start", "v1.3",
+                      str(build_dir))
+    lines = done.stdout.splitlines()
+    assert re.fullmatch(r"sweep of the synthetic history +wall s +builds", lines[0]), lines[0]
+    rows = [re.fullmatch(rf"(.+?) +{NUMBER} +(\d+)", line) for line in lines[1:]]
+    assert all(rows) and len(rows) == 5, lines
+    # Not times: how many revisions each sweep built, which follows from the store.
+    assert [(r[1], int(r[3])) for r in rows] == [
+        ("cold, ccache off", 4), ("cold, ccache warm", 4), ("again (all stored)", 0),
+        ("one new commit", 1), ("edited graft (5)", 5)]
+    assert all(float(r[2]) > 0 for r in rows)
+
+
+# --- bench/build_reuse.py: the build-reuse table ----------------------------------------------
+
+
+def test_build_reuse_prints_the_sweep_and_bisect_rows(runner, prefix):
+    done = run_script(sys.executable, str(BENCH / "build_reuse.py"), "--runs", "1",
+                      "--units", "0", "--extra-commits", "0", "--runner", str(runner),
+                      "--prefix", str(prefix))
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("subject: 9 commits, 0 units, route project, local submodule, "
+                               "ccache off"), lines[1]
+    start = lines.index("| median of 1 runs | median | range |")
+    assert lines[start + 1] == "|---|---:|---:|"
+    rows = markdown_rows(lines[start + 2:start + 8])
+    assert [r[0] for r in rows] == [
+        "cold sweep of 9 commits: wall s", "cold sweep: build s, sum over revisions",
+        "cold sweep: build s per revision (median)", "cold bisect: wall s",
+        "cold bisect: revisions built", "cold bisect: build s per probe (median)"]
+    for name, median, spread in rows:   # the store's layout read: no "n/a"
+        low, high = re.fullmatch(rf"{NUMBER}–{NUMBER}", spread).groups()
+        assert float(low) <= float(re.fullmatch(NUMBER, median)[1]) <= float(high), name
+    assert 1 <= int(rows[4][1]) <= 9
+    assert "bisect run 1 (first change found): build s per probe: v1.0 " in done.stdout
+    assert lines[-1] == "stored values that differ from the knobs: 0"
+
+
+# --- bench/calibration_table.py: "What the time gate can see here" ----------------------------
+
+
+def test_calibration_table_adds_up_with_the_calibration(runner, tmp_path):
+    out = tmp_path / "calibration.json"
+    done = run_script(sys.executable, str(BENCH / "calibration_table.py"), "--rounds", "2",
+                      "--forks", "2", "--repetitions", "2", "--min-time", "0.001",
+                      "--filter", TWO_INSTANCES, "--runner", str(runner), "--out", str(out))
+    doc = json.loads(out.read_text())
+    assert (doc["rounds"], doc["forks"], doc["repetitions"]) == (2, 2, 2)
+    found = doc["scenarios"]
+    assert len({c["name"] for c in found}) == 2
+
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["| | measured |", "|---|---|"] and len(lines) == 5
+    rows = markdown_rows(lines[2:])
+    assert [r[0] for r in rows] == ["false positives of the time gate",
+                                    "rounds marked *unstable*",
+                                    "minimum detectable effect (interval alone)"]
+    fp, n, fp_percent = re.fullmatch(r"(\d+) of (\d+) instance-rounds \((\d+\.\d)%\)",
+                                     rows[0][1]).groups()
+    unstable, n_again, unstable_percent = re.fullmatch(r"(\d+) of (\d+) \((\d+)%\)",
+                                                       rows[1][1]).groups()
+    low, high, median = map(float, re.fullmatch(r"(\d+\.\d)% – (\d+\.\d)%, median (\d+\.\d)%",
+                                                rows[2][1]).groups())
+    # N = instances × rounds, and every count is the calibration's.
+    assert int(n) == int(n_again) == 2 * 2 == sum(c["rounds"] for c in found)
+    assert int(fp) == sum(c["false_positives"] for c in found)
+    assert int(unstable) == sum(c["unstable_rounds"] for c in found)
+    assert float(fp_percent) == round(100 * int(fp) / int(n), 1)
+    assert int(unstable_percent) == round(100 * int(unstable) / int(n))
+    mde = [c["interval_mde_percent"] for c in found]
+    assert (low, high, median) == tuple(round(v, 1) for v in (min(mde), max(mde),
+                                                               statistics.median(mde)))
+    # calibrate's own summary says the same.
+    assert f"false positives in {fp} of {n} instance-rounds" in doc["summary"]
+    assert "2 rounds × 2 forks × 2 repetitions, 2 instances:" in done.stderr
+
+    # --from reads the file instead of measuring: the same table.
+    again = run_script(sys.executable, str(BENCH / "calibration_table.py"), "--from", str(out))
+    assert again.stdout == done.stdout
+
+
+# --- bench/mutation.py: its list of mutations --------------------------------------------------
+
+
+def load_mutation_script():
+    spec = importlib.util.spec_from_file_location("bench_mutation", BENCH / "mutation.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_mutation_applies_once_and_selects_tests(build_dir):
+    mutation = load_mutation_script()
+    assert mutation.snippet_problems(ROOT) == []
+    listed = run_script(sys.executable, str(BENCH / "mutation.py"), "--list")
+    assert f"{len(mutation.MUTATIONS)} mutations; snippets all occur exactly once" in \
+        listed.stdout
+    for m in mutation.MUTATIONS:
+        assert m.id in listed.stdout
+        if m.ctest is not None:
+            names = subprocess.run(["ctest", "--test-dir", str(build_dir), "-N", "-R", m.ctest],
+                                   capture_output=True, text=True, check=True).stdout
+            assert re.search(r"Total Tests: [1-9]", names), (m.id, m.ctest)
+        for arg in m.pytest:
+            if not arg.startswith("-"):
+                assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
