@@ -190,3 +190,6 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
         for arg in m.pytest:
             if not arg.startswith("-"):
                 assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
+    readme = (ROOT / "README.md").read_text()
+    assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in the script" in readme
+    assert f"all {len(mutation.MUTATIONS)} are caught" in readme
