@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "count_pass.h"
+#include "expected_heap.h"
 #include "metrics/arena.h"
 #include "metrics/context_generator.h"
 #include "metrics/hash_index.h"
@@ -27,26 +28,11 @@
 namespace allocbench {
 namespace {
 
-// libstdc++'s std::string keeps up to 15 characters in its small-string buffer.
-constexpr size_t kSsoCapacity = 15;
+using expected::Heap;
+using expected::kSsoCapacity;
+
 // A page: what glibc's accounting may add to a block it maps on its own (plus its alignment).
 constexpr size_t kPage = 4096;
-
-// Heap blocks and their requested bytes.
-struct Heap {
-  double bytes = 0;
-  double allocs = 0;
-  void Add(size_t block) {
-    if (block == 0) return;
-    bytes += static_cast<double>(block);
-    allocs += 1;
-  }
-  Heap& operator+=(const Heap& other) {
-    bytes += other.bytes;
-    allocs += other.allocs;
-    return *this;
-  }
-};
 
 // A string made at its exact size: a block of size()+1 past the small-string buffer.
 size_t ExactString(size_t length) { return length > kSsoCapacity ? length + 1 : 0; }

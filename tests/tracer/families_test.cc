@@ -20,6 +20,7 @@
 
 #include "families/web_request.h"  // kRequest, kServerOperation: the literals
 #include "count_pass.h"
+#include "expected_heap.h"
 #include "plugin_loader.h"
 #include "tracer/naming.h"
 #include "tracer/propagation_tags.h"
@@ -31,6 +32,8 @@
 namespace allocbench {
 namespace {
 
+using expected::Heap;
+using expected::kSsoCapacity;
 using families::kRequest;
 using families::kServerOperation;
 
@@ -38,8 +41,6 @@ using families::kServerOperation;
 constexpr std::string_view kChildOperation = "app.handler.step";
 constexpr std::string_view kNamingService = "web-store";
 
-// libstdc++'s std::string keeps up to 15 characters in its small-string buffer.
-constexpr size_t kSsoCapacity = 15;
 // make_shared's single block: the control block (vtable pointer, use and weak counts), then
 // the object.
 constexpr size_t kSharedControl = sizeof(void*) + 2 * sizeof(int);
@@ -48,23 +49,6 @@ constexpr size_t kListLinks = 2 * sizeof(void*);
 // "_dd.p.tid" holds the upper 64 bits of the trace id as 16 hex digits.
 constexpr size_t kTraceIdHighDigits = 16;
 
-// Heap blocks and their requested bytes.
-struct Heap {
-  double bytes = 0;
-  double allocs = 0;
-  void Add(size_t block) {
-    if (block == 0) return;
-    bytes += static_cast<double>(block);
-    allocs += 1;
-  }
-  Heap& operator+=(const Heap& other) {
-    bytes += other.bytes;
-    allocs += other.allocs;
-    return *this;
-  }
-  Heap operator*(double n) const { return {bytes * n, allocs * n}; }
-};
-Heap operator+(Heap a, const Heap& b) { return a += b; }
 
 // A string constructed (or copy-constructed) at its exact size: no block within the
 // small-string buffer, else one of size()+1.
