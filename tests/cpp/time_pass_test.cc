@@ -59,24 +59,25 @@ TEST_F(TimePass, ThreadsRunTogether) {
   EXPECT_EQ(out.metrics.samples_ns.size(), 2u);
 }
 
-// An op that sleeps 1 ms takes 1 ms of wall time on each of its threads whatever their number,
-// so ns/op (per op per thread) is the same with one thread and with two, and ops/s (all threads)
-// doubles. Sleeping keeps this true on a loaded machine: threads do not compete for a core.
+// An op that sleeps 2 ms takes 2 ms of wall time on each of its threads whatever their number,
+// so ns/op (per op per thread) is the same with one thread and with two. Sleeping keeps this
+// true on a loaded machine (the threads do not compete for a core), and a sleep only overshoots:
+// the fastest repetition is the one to compare.
 TEST_F(TimePass, NsPerOpIsPerOpPerThreadAndOpsPerSecondCountsEveryThread) {
   const auto body = [](State& state) {
-    for (auto _ : state) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (auto _ : state) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   };
-  const TimeOutcome one = RunTimePass(Make(body, 1), {3, 0.02});
-  const TimeOutcome two = RunTimePass(Make(body, 2), {3, 0.02});
+  const TimeOutcome one = RunTimePass(Make(body, 1), {5, 0.02});
+  const TimeOutcome two = RunTimePass(Make(body, 2), {5, 0.02});
   ASSERT_EQ(one.error, "");
   ASSERT_EQ(two.error, "");
   for (const TimeOutcome* out : {&one, &two}) {
-    EXPECT_GE(out->metrics.median_ns, 1e6);  // a sleep lasts at least what it asks for
+    EXPECT_GE(out->metrics.min_ns, 2e6);  // a sleep lasts at least what it asks for
   }
-  EXPECT_GT(two.metrics.median_ns / one.metrics.median_ns, 0.75);
-  EXPECT_LT(two.metrics.median_ns / one.metrics.median_ns, 1.33);
-  EXPECT_GT(two.metrics.ops_per_s / one.metrics.ops_per_s, 1.5);
-  EXPECT_LT(two.metrics.ops_per_s / one.metrics.ops_per_s, 2.67);
+  EXPECT_GT(two.metrics.min_ns / one.metrics.min_ns, 0.8);
+  EXPECT_LT(two.metrics.min_ns / one.metrics.min_ns, 1.25);
+  // ops/s counts both threads' ops.
+  EXPECT_DOUBLE_EQ(two.metrics.ops_per_s, 2 * 1e9 / two.metrics.median_ns);
 }
 
 TEST_F(TimePass, ErrorsAreRecorded) {

@@ -73,7 +73,7 @@ def test_later_commits_touch_one_or_two_paths_and_bench_comes_last(tmp_path):
         paths = git(subject.repo, "diff-tree", "--no-commit-id", "--name-only", "-r", commit.sha)
         assert 1 <= len(paths.split()) <= 2, (commit.subject, paths)
     added = git(subject.repo, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").split()
-    assert added == ["bench/CMakeLists.txt", "bench/logging.cc"]
+    assert added == ["allocbench.toml", "bench/CMakeLists.txt", "bench/logging.cc"]
     assert git(subject.repo, "ls-tree", "HEAD~1", "bench") == ""
 
 
