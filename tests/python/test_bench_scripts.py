@@ -164,6 +164,20 @@ def test_calibration_table_adds_up_with_the_calibration(runner, tmp_path):
     assert again.stdout == done.stdout
 
 
+def test_the_readmes_calibration_table_is_the_committed_calibrations():
+    data = ROOT / "bench" / "data" / "calibration.json"
+    done = run_script(sys.executable, str(BENCH / "calibration_table.py"), "--from", str(data))
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- calibration-table:begin -->\n")[1].split(
+        "<!-- calibration-table:end -->")[0]
+    assert table == done.stdout
+    caption = re.match(r"(\d+) rounds × (\d+) forks × (\d+) repetitions, (\d+) instances",
+                       done.stderr.splitlines()[-1]).groups()
+    rounds, forks, repetitions, instances = caption
+    assert (f"{rounds} rounds × {forks} forks × {repetitions} repetitions of {instances} "
+            in " ".join(readme.split()))
+
+
 # --- bench/mutation.py: its list of mutations --------------------------------------------------
 
 
