@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "families/web_request.h"  // kRequest, kServerOperation: the literals
 #include "count_pass.h"
 #include "expected_heap.h"
+#include "families/web_request.h"  // kRequest, kServerOperation: the literals
 #include "plugin_loader.h"
 #include "tracer/naming.h"
 #include "tracer/propagation_tags.h"
@@ -48,7 +48,6 @@ constexpr size_t kSharedControl = sizeof(void*) + 2 * sizeof(int);
 constexpr size_t kListLinks = 2 * sizeof(void*);
 // "_dd.p.tid" holds the upper 64 bits of the trace id as 16 hex digits.
 constexpr size_t kTraceIdHighDigits = 16;
-
 
 // A string constructed (or copy-constructed) at its exact size: no block within the
 // small-string buffer, else one of size()+1.
