@@ -141,6 +141,8 @@ class TimeChange:
     verdict: str
     reason: str = ""           # why unstable
     noise: str = ""            # calibration's warning, if its noise exceeds the threshold
+    base_forks: tuple[tuple[float, ...], ...] = ()   # the samples judged, per fork, as measured
+    cand_forks: tuple[tuple[float, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,9 @@ def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
     base, cand = np.concatenate(base_forks), np.concatenate(cand_forks)
     common = dict(metric=metric, unit=unit, base_n=len(base), cand_n=len(cand),
                   base_mean=stats.center(base_forks), cand_mean=stats.center(cand_forks),
-                  base_cv=stats.cv(base), cand_cv=stats.cv(cand), threshold=threshold)
+                  base_cv=stats.cv(base), cand_cv=stats.cv(cand), threshold=threshold,
+                  base_forks=tuple(tuple(map(float, f)) for f in base_forks),
+                  cand_forks=tuple(tuple(map(float, f)) for f in cand_forks))
     if base.min() <= 0:   # a resample of zeros would divide by zero
         return TimeChange(**common, interval=None, p_value=None, verdict=UNSTABLE,
                           reason="a baseline sample is not positive")

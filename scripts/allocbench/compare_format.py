@@ -10,8 +10,7 @@ with its own function (escape.py), the console for the terminal, the comment for
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable
+from typing import Callable
 
 from allocbench import compare as cmp
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
@@ -223,33 +222,3 @@ def markdown(comparison: Comparison, fail_on: str) -> str:
         out.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
     out += ["", "</details>", "", f"<sub>{_method(comparison)}</sub>"]
     return "\n".join(out) + "\n"
-
-
-def _time_json(t: TimeChange) -> dict[str, Any]:
-    out = {k: v for k, v in t.__dict__.items() if k != "interval"}
-    out["interval"] = None if t.interval is None else dict(t.interval.__dict__)
-    return out
-
-
-def to_json(comparison: Comparison, fail_on: str) -> str:
-    doc = {
-        "base": {"label": comparison.base.label, "path": str(comparison.base.path),
-                 "files": len(comparison.base.docs)},
-        "candidate": {"label": comparison.cand.label, "path": str(comparison.cand.path),
-                      "files": len(comparison.cand.docs)},
-        "settings": dict(comparison.settings.__dict__),
-        "config": str(comparison.config_path) if comparison.config_path else None,
-        "summary": dict(cmp.verdicts(comparison)),
-        "gate": {"fail_on": fail_on,
-                 "failed": [{"instance": n, "metric": m}
-                            for n, m in cmp.gated(comparison, fail_on)]},
-        "added": list(comparison.added),
-        "removed": list(comparison.removed),
-        "instances": [{
-            "name": inst.name, "scenario": inst.key[0], "args": dict(inst.key[1]),
-            "threads": inst.key[2], "allocator": inst.key[3], "failure": inst.failure or None,
-            "exact": [{**c.__dict__, "base": list(c.base), "cand": list(c.cand),
-                       "delta": c.delta, "percent": c.percent} for c in inst.exact],
-            "time": [_time_json(t) for t in inst.time]} for inst in comparison.instances],
-    }
-    return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"

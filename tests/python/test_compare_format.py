@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare, compare_format, config
+from allocbench import compare, compare_format, compare_json, config
+from allocbench.errors import UserError
 
 DATA = Path(__file__).parent / "data" / "compare"
 
@@ -50,7 +51,7 @@ def test_console_lists_what_changed_most_urgent_first(comparison):
 
 
 def test_json_has_every_metric_and_the_gate(comparison):
-    doc = json.loads(compare_format.to_json(comparison, "time"))
+    doc = json.loads(compare_json.to_json(comparison, "time"))
     assert doc["summary"] == {"worse": 4, "better": 4, "same": 10, "unstable": 1,
                               "allowed": 1, "failed": 1}
     assert doc["gate"]["failed"] == [
@@ -66,6 +67,36 @@ def test_json_has_every_metric_and_the_gate(comparison):
     assert time["interval"]["relative_low"] > 0.05 and time["verdict"] == "worse"
     assert (doc["added"], doc["removed"]) == (["strings/precomputed_name"],
                                               ["ground_truth/growing_vector"])
+
+
+def test_json_carries_the_samples_and_reads_back_as_the_same_comparison(comparison):
+    doc = json.loads(compare_json.to_json(comparison, "time"))
+    sized = next(i for i in doc["instances"] if i["name"] == "ground_truth/sized/bytes:24")
+    base = json.loads((DATA / "base.json").read_text())
+    measured = next(r for r in base["results"] if r["name"] == "ground_truth/sized/bytes:24")
+    assert sized["time"][0]["base_forks"] == [measured["time"]["samples_ns_per_op"]]
+    again, fail_on = compare_json.from_json(doc, "c.json")
+    assert fail_on == "time"
+    assert compare_format.markdown(again, "time") == compare_format.markdown(comparison, "time")
+    assert compare_json.to_json(again, "time").replace('"files": 0', '"files": 1') == \
+        compare_json.to_json(comparison, "time")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: d["instances"][0]["time"][0].update(base_mean="fast"),
+     "instances[0].time[0].base_mean is a string (\"fast\"), not a finite number"),
+    (lambda d: d["instances"][1]["exact"].append(7), "instances[1].exact[3] is 7, not an object"),
+    (lambda d: d.pop("settings"), "settings is missing, not an object"),
+    (lambda d: d["gate"].update(fail_on="never"), "gate.fail_on is a string (\"never\"), not one"),
+    (lambda d: d["instances"][0]["time"][0]["cand_forks"][0].append(None),
+     "instances[0].time[0].cand_forks[0][12] is null, not a finite number")])
+def test_a_damaged_comparison_json_names_the_field(comparison, damage, message):
+    doc = json.loads(compare_json.to_json(comparison, "any"))
+    damage(doc)
+    with pytest.raises(UserError) as error:
+        compare_json.from_json(doc, "c.json")
+    assert str(error.value).startswith(f"c.json: {message}")
+    assert str(error.value).endswith(f"; {compare_json.FIX}")
 
 
 @pytest.mark.parametrize("value, text", [(96, "+96"), (-31, "-31"), (1.8412, "+1.84"),

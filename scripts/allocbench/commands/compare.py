@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from allocbench import compare as cmp
-from allocbench import compare_format, config
+from allocbench import compare_format, compare_json, config
 
 FORMATS = ("console", "markdown", "json")
 DEFAULT_CONFIG = config.DEFAULT_NAME
@@ -70,7 +70,7 @@ def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any
     if format == "markdown":
         text = compare_format.markdown(comparison, fail_on)
     elif format == "json":
-        text = compare_format.to_json(comparison, fail_on)
+        text = compare_json.to_json(comparison, fail_on)
     else:
         text = compare_format.console(comparison, fail_on, show_all)
     return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
