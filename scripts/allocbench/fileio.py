@@ -113,19 +113,32 @@ def _own_problem(value: Any) -> str | None:
 
 
 def _first_problem(doc: Any) -> str | None:
-    """'<JSON path> <problem>' of the first value no gate can judge, else None."""
-    stack: list[tuple[str, Any, int]] = [("", doc, 0)]
+    """'<JSON path> <problem>' of the first value no gate can judge, else None. A value's place
+    is kept as (parent's place, key) and spelled out only for the value reported: a store of
+    a hundred records has a million values."""
+    stack: list[tuple[Any, Any, int]] = [(None, doc, 0)]
     while stack:
-        where, value, depth = stack.pop()
+        place, value, depth = stack.pop()
         problem = _own_problem(value)
         if problem is None and depth > MAX_DEPTH:
             problem = f"nests deeper than {MAX_DEPTH} levels"
         if problem:
-            return f"{where or 'the document'} {problem}"
-        items = value.items() if isinstance(value, dict) else \
-            enumerate(value) if isinstance(value, list) else ()
-        stack += reversed([(json_path(where, k), v, depth + 1) for k, v in items])
+            return f"{_spelled(place) or 'the document'} {problem}"
+        if isinstance(value, (dict, list)):
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack += reversed([((place, k), v, depth + 1) for k, v in items])
     return None
+
+
+def _spelled(place: Any) -> str:
+    keys = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    where = ""
+    for key in reversed(keys):
+        where = json_path(where, key)
+    return where
 
 
 def read_json(path: Path, what: str, fix: str) -> Any:

@@ -16,8 +16,14 @@ BUILD_PACKAGES = [
     "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
 ]
 # yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise);
-# cmark-gfm: the escaping test renders our markdown as GitHub does
-TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib", "cmark-gfm"]
+# cmark-gfm: the escaping test renders our markdown as GitHub does; the report's own packages,
+# the browser its tests open it in, and a font for the comment's marks (🟥 ✅) in screenshots
+TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib", "cmark-gfm",
+                 "python3-jinja2", "python3-statsmodels", "chromium", "chromium-driver",
+                 "python3-selenium", "fonts-noto-color-emoji"]
+# The HTML report (reports/): its templates, pictures and the markdown it shows; a comparison
+# page's distribution tests need statsmodels too (installed when a report has one).
+REPORT_PACKAGES = ["python3-jinja2", "python3-matplotlib", "cmark-gfm"]
 # Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
 PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 
@@ -35,9 +41,14 @@ def missing(packages: list[str]) -> list[str]:
     return [p for p in packages if p not in installed]
 
 
+_PRESENT: set[str] = set()   # found installed by this process: not asked about again
+
+
 def ensure(packages: list[str]) -> None:
     """Installs what is missing when root; otherwise says the exact command and stops."""
-    needed = missing(packages)
+    unknown = [p for p in packages if p not in _PRESENT]
+    needed = missing(unknown) if unknown else []
+    _PRESENT.update(p for p in unknown if p not in needed)
     if not needed:
         return
     command = ["apt-get", "install", "-y", "--no-install-recommends", *needed]

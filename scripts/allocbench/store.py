@@ -63,8 +63,8 @@ def check(record: Any, origin: Path) -> dict[str, Any]:
     _check_key(record, origin)
     _check_place(record, origin)
     c = Checker(str(origin), FIX)
-    c.each(record, "", {"label": c.text, "subject": c.text, "recorded": c.text},
-           optional=("recorded",))
+    c.each(record, "", {"label": c.text, "subject": c.text, "recorded": c.text,
+                        "committed": c.text}, optional=("recorded", "committed"))
     if record["status"] == "ok":
         results.check(record.get("results"), str(origin), FIX, at="results")
         ran = record["results"]["context"]["time"] is not None
@@ -124,7 +124,7 @@ class Store:
         """The record of `sha` measured with `recipe`; without one, the newest of any recipe."""
         found = [r for r in self._of(self.root / machine / allocator, sha)
                  if recipe is None or r["recipe"] == recipe]
-        return max(found, key=_newest, default=None)
+        return max(found, key=preference, default=None)
 
     def put(self, record: dict[str, Any]) -> Path:
         path = self.path(record["machine"], record["allocator"], record["sha"], record["recipe"])
@@ -147,13 +147,33 @@ class Store:
 
     def records(self) -> Iterator[tuple[Path, dict[str, Any]]]:
         """Every record, in a stable order; files that are not records are left alone."""
+        for path in self.paths():
+            yield path, self._read(path)
+
+    def paths(self) -> list[Path]:
+        """The files where records are kept, in a stable order."""
         if not self.root.is_dir():
-            return
+            return []
         paths = [p for p in self.root.glob("*/*/*.json") if _SHA.match(p.stem)]
         paths += [p for p in self.root.glob("*/*/*/*.json") if _SHA.match(p.parent.name)
                   and _RECIPE.match(p.stem)]
-        for path in sorted(paths):
-            yield path, self._read(path)
+        return sorted(paths)
+
+    def scan(self) -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
+        """Every record as records() gives it, but a damaged one as (path, None, why) instead
+        of an error: a report shows it as unreadable and goes on."""
+        for path in self.paths():
+            try:
+                yield path, self._read(path), ""
+            except UserError as e:
+                yield path, None, str(e)
+
+    @staticmethod
+    def place(path: Path) -> tuple[str, str, str]:
+        """(machine, allocator, sha) of a record's file, from its place in the store."""
+        if _SHA.match(path.stem):
+            return path.parent.parent.name, path.parent.name, path.stem
+        return path.parent.parent.parent.name, path.parent.parent.name, path.parent.name
 
     def _of(self, folder: Path, sha: str) -> list[dict[str, Any]]:
         paths = [folder / f"{sha}.json"]
@@ -168,7 +188,9 @@ class Store:
         return check(read_json(path, "the store record", FIX), path)
 
 
-def _newest(record: dict[str, Any]) -> tuple[bool, str]:
+def preference(record: dict[str, Any]) -> tuple[bool, str]:
+    """Which of two records of one revision to show: one that measured something, else the
+    newer."""
     return record["status"] == "ok", record.get("recorded", "")
 
 
@@ -192,4 +214,4 @@ def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
 
 
 def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
-    return _newest(new) > _newest(old)
+    return preference(new) > preference(old)

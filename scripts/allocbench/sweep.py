@@ -82,6 +82,11 @@ def subject_line(repo: Path, sha: str) -> str:
     return git(repo, "log", "-1", "--format=%s", sha).stdout.strip()
 
 
+def commit_date(repo: Path, sha: str) -> str:
+    """The commit's date (ISO 8601): what orders untagged revisions in a report."""
+    return git(repo, "log", "-1", "--format=%cI", sha).stdout.strip()
+
+
 def label(repo: Path, sha: str) -> str:
     """The revision's tag when it has one, else its short sha."""
     tag = git(repo, "describe", "--tags", "--exact-match", sha)
@@ -114,7 +119,8 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     logs.mkdir(exist_ok=True)
     record: dict[str, Any] = {
         "store_version": STORE_VERSION, "sha": sha, "label": name,
-        "subject": subject_line(plan.repo, sha), "machine": plan.machine,
+        "subject": subject_line(plan.repo, sha), "committed": commit_date(plan.repo, sha),
+        "machine": plan.machine,
         "allocator": plan.allocator, "recipe": plan.recipe_id, "recipe_detail": plan.recipe,
         "harness": str(plan.runner), "status": "ok", "time_measured": plan.time,
         "seconds": {}, "results": None}

@@ -45,7 +45,8 @@ def plot(columns: list[sweep_table.Column], metrics: list[str], path: Path,
               for c in columns]
     with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "allocbench"}):
         figure, axes = plt.subplots(len(metrics), 1, squeeze=False, sharex=True,
-                                    figsize=(max(6.0, 0.7 * len(columns) + 3), 3.2 * len(metrics)))
+                                    figsize=(max(6.0, 0.7 * len(columns) + 3),
+                                             max(3.2 * len(metrics), 0.17 * len(names) + 1)))
         for axis, metric in zip(axes[:, 0], metrics):
             field = known.get(("alloc", metric), {})
             for name in names:

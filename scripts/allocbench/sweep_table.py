@@ -4,7 +4,8 @@ revisions or more were measured). B/op always comes first; --metric adds tables 
 Time gets its own table marked directional and no Δ (one process per revision: read trends, not
 points).
 
-Cells: a number; ✗ the revision failed (build, run or timeout — see the notes); – the scenario is
+Cells: a number; ✗ the revision failed (build, run or timeout — see the notes); ? its record
+cannot be read (a report shows the reason and builds the rest); – the scenario is
 not in that revision's plugin (graft today's scenarios with --graft to measure it there); · not
 measured yet; ∅ in the time table: the revision was measured without the time pass (--no-time).
 ¹ after a Δ: from the first to the last revision that measured the scenario. The notes under the
@@ -30,7 +31,7 @@ from allocbench.errors import UserError
 from allocbench.escape import csv_cell, md_code, md_text
 from allocbench.store import problem
 
-FAILED, ABSENT, UNMEASURED, NO_TIME, PARTIAL = "✗", "–", "·", "∅", "¹"
+FAILED, ABSENT, UNMEASURED, NO_TIME, PARTIAL, UNREADABLE = "✗", "–", "·", "∅", "¹", "?"
 TIME = ("time", "ns_per_op")
 GATES = {"exact": "exact", "info": "shown, never gated", "time": "directional only"}
 # The field list comes with the results (every document carries the one fields.h writes), and a
@@ -46,6 +47,7 @@ class Column:
     sha: str
     label: str
     record: dict[str, Any] | None
+    unreadable: str = ""   # why the revision's record could not be read (a report shows it)
 
     @property
     def ok(self) -> bool:
@@ -106,6 +108,8 @@ def changed(columns: list[Column], names: list[str], metrics: list[str]) -> list
 
 
 def value(column: Column, name: str, section: str, key: str) -> float | str:
+    if column.unreadable:
+        return UNREADABLE
     if column.record is None:
         return UNMEASURED
     if not column.ok:
@@ -236,6 +240,8 @@ def name(column: Column) -> str:
 
 def _revision_note(c: Column, marks: set[str]) -> str | None:
     """What the column's mark means for that revision, and what to do about it."""
+    if c.unreadable:
+        return f"- {UNREADABLE} {name(c)}: unreadable: {md_text(c.unreadable)}"
     if c.record is None:
         return f"- {UNMEASURED} {name(c)}: not measured yet"
     if not c.ok:
