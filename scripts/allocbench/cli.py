@@ -29,6 +29,7 @@ COMMANDS = {
     "sweep-table": "the sweep table from the store, markdown or CSV (nothing is built or run)",
     "bisect": "find the commit where a scenario's allocations changed",
     "merge": "combine the stores of a sharded sweep",
+    "report": "a static HTML site of results, comparisons and sweeps (reports/)",
 }
 
 

@@ -19,7 +19,7 @@ INTERRUPTED = 130     # SIGINT or SIGTERM (128 + SIGINT, as shells report it)
 
 RUNNER = "allocbench-run"
 COMMANDS = ("run", "test", "compare", "ab", "calibrate", "sweep", "sweep-table", "bisect",
-            "merge")
+            "merge", "report")
 EVERY = COMMANDS + (RUNNER,)
 
 
@@ -45,8 +45,9 @@ CODES: tuple[ExitCode, ...] = (
         "— crashed, hung, threw, exited, skipped — (`run`, `sweep`, `allocbench-run`); a "
         "revision that did not build or run (`sweep`); no single commit to name, because "
         "skipped commits hide it or good and bad have the same value (`bisect`); a test that "
-        "failed, or a stage that ran no test at all (`test`)",
-        ("run", "test", "compare", "ab", "sweep", "bisect", RUNNER),
+        "failed, or a stage that ran no test at all (`test`); a store record that could not "
+        "be read, shown in the site as an unreadable revision (`report`)",
+        ("run", "test", "compare", "ab", "sweep", "bisect", "report", RUNNER),
         "all of it, the failure with its reason"),
     ExitCode(
         BAD_INPUT,

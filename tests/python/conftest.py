@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(1, str(ROOT))   # reports/
 
 
 @pytest.fixture(scope="session")

@@ -126,10 +126,11 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_identical_builds_pass(user_repo, prefix, runner, capsys):
+def test_identical_builds_pass(user_repo, prefix, runner, capsys, tmp_path):
     repo, shas = user_repo
     code = cli.main(ab(repo, prefix, runner, shas["base"], "main", "--repetitions", "3",
-                       "--min-time", "0.002", "--format", "json", "--fail-on", "alloc"))
+                       "--min-time", "0.002", "--format", "json", "--fail-on", "alloc",
+                       "--report", str(tmp_path / "site")))
     doc = json.loads(capsys.readouterr().out)
     assert code == 0, doc["gate"]
     assert doc["gate"]["failed"] == []
@@ -143,6 +144,13 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys):
     assert interval["relative"] == pytest.approx(time["cand_mean"] / time["base_mean"] - 1)
     assert interval["relative_low"] < interval["relative"] < interval["relative_high"]
     assert interval["absolute"] == pytest.approx(time["cand_mean"] - time["base_mean"])
+    # The JSON carries the samples each verdict was judged on: 2 forks of 3, as measured.
+    assert [len(f) for f in time["base_forks"]] == [3, 3]
+    # --report: the comparison's page, with both sides' 6 samples in its statistics.
+    (page,) = (tmp_path / "site" / "compare").iterdir()
+    html = page.read_text()
+    assert "Gate passed" in html and html.count('<td class="num">6 (2 forks)</td>') == 2 * len(
+        [i for i in doc["instances"] if i["time"]])
 
 
 def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix, runner,

@@ -48,6 +48,14 @@ def test_run_writes_results_and_report(build_dir, tmp_path):
     report = out.with_suffix(".md").read_text()
     assert "| `naming_schema/protocol_names/schema:1/precomputed:1` | 0 | 0 | - |" in report
     assert "B/op" in done.stdout  # allocbench-run's table
+    # The page next to them, one file: the same table, and its pictures inside it.
+    html = out.with_suffix(".html")
+    assert f"report in {out.with_suffix('.md')} and {html}" in done.stderr
+    page = html.read_text()
+    assert ("<td><code>naming_schema/protocol_names/schema:1/precomputed:1</code></td>\n"
+            '<td align="right">0</td>\n<td align="right">0</td>') in page
+    assert page.count('<img src="data:image/svg+xml;base64,') >= 1
+    assert 'href="' not in page and '<script src' not in page
 
 
 def test_run_rejects_an_unknown_allocator():

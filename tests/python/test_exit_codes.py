@@ -50,10 +50,13 @@ EXISTING: dict[tuple[str, int], str] = {
     ("sweep-table", OK): "test_hostile_inputs.py::test_a_valid_store_record_is_merged_and_tabled",
     ("bisect", OK): "test_sweep.py::test_bisect_names_each_known_change",
     ("merge", OK): "test_sweep.py::test_shards_merged_equal_the_unsharded_sweep",
+    ("report", OK): "test_report_site.py::test_results_files_make_a_history_by_date",
     (RUNNER, OK): "test_runner_results.py::test_document_schema_and_context",
     ("compare", FAILED): "test_compare.py::test_exit_codes",
     ("ab", FAILED): "test_ab.py::test_a_crashing_candidate_is_a_failed_instance_that_gates",
     ("sweep", FAILED): "test_sweep.py::test_sweep_measures_the_known_bytes_of_every_commit",
+    ("report", FAILED): "test_report_site.py::"
+        "test_an_unreadable_record_is_a_revision_shown_with_its_reason_and_exit_1",
     (RUNNER, FAILED): "test_runner_results.py::test_a_failing_scenario_is_recorded_and_exits_1",
     ("run", BAD_INPUT): "test_cli.py::test_run_rejects_an_unknown_allocator",
     ("compare", BAD_INPUT):
@@ -61,6 +64,7 @@ EXISTING: dict[tuple[str, int], str] = {
     ("ab", BAD_INPUT): "test_ab.py::test_unknown_revision_is_a_one_line_error",
     ("sweep", BAD_INPUT): "test_sweep.py::test_bad_input_is_one_clear_line_and_exit_2",
     ("bisect", BAD_INPUT): "test_sweep.py::test_bad_input_is_one_clear_line_and_exit_2",
+    ("report", BAD_INPUT): "test_report_site.py::test_bad_input_is_one_line_and_exit_2",
     (RUNNER, BAD_INPUT): "test_runner_errors.py::test_unwritable_out",
     ("run", NOT_MEASURED):
         "test_paths.py::test_run_never_reports_a_results_file_it_did_not_write",
@@ -199,6 +203,7 @@ MINIMAL_ARGS = {
     "run": [], "test": [], "compare": ["base.json", "cand.json"],
     "ab": ["--base", "main~1", "--cand", "main"], "calibrate": [], "sweep": ["v1.0"],
     "sweep-table": [], "bisect": ["x/y", "--good", "v1.0", "--bad", "v2.0"], "merge": ["store"],
+    "report": ["--out", "site"],
 }
 
 
@@ -415,6 +420,7 @@ def test_allocbench_test_whose_release_build_fails_is_3(tmp_path, monkeypatch, c
 def fake_dpkg(monkeypatch, missing: list[str]) -> None:
     monkeypatch.setattr(packages, "missing",
                         lambda wanted: [p for p in wanted if p in missing])
+    monkeypatch.setattr(packages, "_PRESENT", set())   # nothing known from earlier tests
 
 
 def recorded_runs(monkeypatch, codes: dict[str, int] | None = None) -> list[tuple]:
@@ -779,3 +785,13 @@ def test_a_harness_that_does_not_build_is_3(small_repo, tmp_path, monkeypatch, c
     assert error_line(err) == ("allocbench: error: configuring build/release failed (exit code "
                                "1); the output above says why")
     assert not (tmp_path / "store").exists()
+
+
+def test_a_package_found_installed_is_not_asked_about_again(monkeypatch):
+    asked: list[list[str]] = []
+    monkeypatch.setattr(packages, "missing", lambda wanted: asked.append(wanted) or [])
+    monkeypatch.setattr(packages, "_PRESENT", set())
+    packages.ensure(["cmake", "git"])
+    packages.ensure(["git", "cmark-gfm"])
+    packages.ensure(["cmake"])
+    assert asked == [["cmake", "git"], ["cmark-gfm"]]

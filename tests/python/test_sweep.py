@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 
 import synthetic_history as synth
 from allocbench import cli, history
+from allocbench.store import Store
 from conftest import ROOT
 
 
@@ -114,13 +116,25 @@ def test_graft_measures_old_commits_with_todays_scenarios(tracer, build_flags, f
                                                           tmp_path):
     grafted, _, _ = full_sweep
     plain = tmp_path / "plain"
-    code = run_cli(["sweep", "--tags", "v1.*", *build_flags, *store_flags(plain), "--no-time"])
+    code = run_cli(["sweep", "--tags", "v1.*", *build_flags, *store_flags(plain), "--no-time",
+                    "--report", str(tmp_path / "site")])
     assert code == 0
     tagged = [tracer.by_tag(t) for t in ("v1.0", "v1.1", "v1.2", "v1.3")]
     without = table(tracer, plain, "--tags", "v1.*")
     trace = ("bytes_per_op", synth.TRACE)
     assert without[trace] == [None, None] + expected_rows(tagged, graft=False)[trace][2:]
     assert expected_rows(tagged, graft=False)[trace][:2] == [None, None]
+    # Each record says when its commit was made (what orders untagged revisions in a report).
+    for commit in tagged:
+        (record,) = [r for _, r in Store(plain).records() if r["sha"] == commit.sha]
+        assert record["committed"] == f"2024-01-{commit.index:02d}T12:00:00+00:00"
+    # --report: the store's site; its sweep page shows the same row, "–" where trace is absent.
+    (page,) = (tmp_path / "site" / "sweep").iterdir()
+    row = re.search(rf"<td><code>{re.escape(synth.TRACE)}</code></td>(.*?)</tr>",
+                    page.read_text(), re.S).group(1)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row)[:4]
+    measured = expected_rows(tagged, graft=False)[trace][2:]
+    assert cells == ["–", "–", *(f"{v:.0f}" for v in measured)]
     with_graft = table(tracer, grafted, "--tags", "v1.*")
     assert with_graft[trace] == expected_rows(tagged, graft=True)[trace]
     assert None not in with_graft[trace]

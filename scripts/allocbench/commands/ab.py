@@ -11,12 +11,15 @@ with the pull-request comment next to them as comparison.md.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, compare_format, graft, packages, proc, project, revisions
+from allocbench import buildspec, compare_format, compare_json, graft, packages
+from allocbench import proc, project, revisions
 from allocbench.commands import compare as compare_command
+from allocbench.commands import report as report_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
 
@@ -121,6 +124,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     add_cmake_arguments(parser)
     add_run_arguments(parser, forks=3)
     compare_command.add_gate_arguments(parser)
+    report_command.add_report_argument(parser, "the comparison")
 
 
 def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
@@ -129,7 +133,10 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
         instance_timeout: str | None = None, no_time: bool = False, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
-        calibration: Path | None = None, show_all: bool = False) -> int:
+        calibration: Path | None = None, show_all: bool = False, report: Path | None = None
+        ) -> int:
+    if report is not None:
+        report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
     runner = harness(runner)
@@ -161,4 +168,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     write_atomically(out / "comparison.md", compare_format.markdown(comparison, fail_on))
     print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
     print(text, end="")
+    if report is not None:
+        from reports import inputs
+        doc = json.loads(compare_json.to_json(comparison, fail_on))
+        report_command.publish(inputs.Site(comparisons=[(str(out), doc)]), report)
     return code

@@ -2,7 +2,8 @@
 
 Installs missing Debian packages when run as root, configures and builds build/release, runs
 allocbench-run on the built-in plugin (or the given plugins) with this checkout's revision in
-the context, and writes results/<revision>.json and results/<revision>.md.
+the context, and writes results/<revision>.json, results/<revision>.md and, with its pictures
+embedded, results/<revision>.html.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeatable)")
     parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
     parser.add_argument("--out", type=Path, metavar="FILE.json",
-                        help="results file [results/<revision>.json]; the report goes next to "
-                             "it as .md")
+                        help="results file [results/<revision>.json]; the reports go next to "
+                             "it as .md and .html")
     parser.add_argument("--allocator", choices=ALLOCATORS, default="system",
                         help="allocator backend of the run [system = glibc]")
     parser.add_argument("--repetitions", type=int, metavar="N", help="time-pass samples [5]")
@@ -78,8 +79,20 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
     doc = results.load(out)
     report_path = report_path_for(out)
     write_atomically(report_path, report.markdown(doc, f"allocbench results: {rev.label}"))
-    print(f"allocbench: results in {out}, report in {report_path}", file=sys.stderr)
+    html = out.with_suffix(".html")
+    write_atomically(html, html_page(out, doc))
+    print(f"allocbench: results in {out}, report in {report_path} and {html}", file=sys.stderr)
     return code
+
+
+def html_page(path: Path, doc: dict) -> str:
+    """The run's page (reports/): one file, its stylesheet inline, its pictures embedded."""
+    packages.ensure(packages.REPORT_PACKAGES)
+    from reports import inputs, site
+    found = inputs.Site()
+    inputs.from_results([path], found)
+    history = found.histories[0]
+    return site.single_page(history.points[-1], history)
 
 
 def report_path_for(out: Path) -> Path:

@@ -25,6 +25,7 @@ from allocbench import graft as grafting
 from allocbench import submodules as submodules_of
 from allocbench import sweep_plot, sweep_progress, sweep_table
 from allocbench.commands import ab
+from allocbench.commands import report as report_command
 from allocbench.commands.run import ALLOCATORS
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
@@ -98,6 +99,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-time", action="store_true",
                         help="skip the time pass (allocation metrics only)")
     add_table_arguments(parser)
+    report_command.add_report_argument(parser, "the whole store (every machine and allocator)")
 
 
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
@@ -170,9 +172,12 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         min_time: str | None = None, no_time: bool = False,
         instance_timeout: str | None = None, metric: list[str] | None = None,
         changed_only: bool = False, plot: Path | None = None, bench: Path | None = None,
-        cmake: str | None = None, submodules: str | None = None) -> int:
+        cmake: str | None = None, submodules: str | None = None, report: Path | None = None
+        ) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
+    if report is not None:
+        report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
     todo = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
@@ -212,5 +217,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
           f"{f', {instances} failed instance(s)' if instances else ''}"
           f"{' (✗ in the table)' if failed or instances else ''}; table in "
           f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
-    return 1 if failed or instances else 0
+    code = 1 if failed or instances else 0
+    if report is not None:
+        from reports import inputs
+        code = max(code, report_command.publish(inputs.read([], plan.store.root, [], []),
+                                                report))
+    return code
 

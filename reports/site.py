@@ -1,0 +1,162 @@
+"""Rendering a report's pages and writing the site atomically.
+
+The site is written into a temporary folder beside --out and swapped into place in one step
+(renameat2 RENAME_EXCHANGE; two renames where the file system lacks it), so an interrupted
+build leaves the previous site as it was, and a reader never sees half a site. A folder is only
+replaced when it holds a site allocbench wrote (its MARKER file): --out pointed at a folder of
+other files is refused, not emptied.
+
+Pages: index.html; scenario/<name>.html per scenario instance; sweep/<history>.html per machine
+and allocator; run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
+asset is in the site (assets/, img/): it opens from file:// and from any static host.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from allocbench import packages
+from allocbench.errors import UserError
+
+from reports import pages
+from reports.inputs import History, Point, Site
+from reports.pictures import Pictures
+
+HERE = Path(__file__).resolve().parent
+MARKER = ".allocbench-report"
+ASSETS = ("style.css", "sort.js")
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+@dataclass(frozen=True)
+class Built:
+    out: Path
+    pages: int
+    drawn: int
+    reused: int
+
+
+def environment() -> Environment:
+    packages.ensure(["python3-jinja2"])
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["signed"] = lambda v: f"{v:+,.6g}"
+    env.filters["percent"] = lambda v: "" if v is None else f"{v:+.1f}%"
+    return env
+
+
+def _asset(name: str) -> str:
+    return (HERE / "static" / name).read_text(encoding="utf-8")
+
+
+def _links(site: Site) -> pages.Links:
+    names = dict.fromkeys(n for h in site.histories for n in h.names())
+    scenarios = {n: f"scenario/{pages.slug(n)}.html" for n in names}
+    sweeps = [(h, f"sweep/{pages.slug(h.title)}-{i}.html") for i, h in enumerate(site.histories)]
+    runs = {}
+    for i, h in enumerate(site.histories):
+        shown = [j for j, p in enumerate(h.points) if p.ok]
+        if h.origin.startswith("store"):
+            shown = shown[-1:]    # the newest; the sweep page has the others
+        for j in shown:
+            runs[(i, j)] = f"run/{pages.slug(h.title)}-{i}-{j}.html"
+    comparisons = []
+    for k, (origin, doc) in enumerate(site.comparisons):
+        title = f"{doc['base']['label']} → {doc['candidate']['label']}"
+        comparisons.append((title, origin, f"compare/{k}-{pages.slug(title)}.html"))
+    return pages.Links(scenarios, sweeps, runs, comparisons)
+
+
+def check_out(out: Path) -> Path | None:
+    """The previous site at `out` (None: none there); UserError when `out` holds anything else."""
+    if not os.path.lexists(out):
+        return None
+    if out.is_symlink() or not out.is_dir():
+        raise UserError(f"--out {out}: is not a folder; give a new folder or a report folder "
+                        "that allocbench wrote")
+    if (out / MARKER).is_file():
+        return out
+    if any(out.iterdir()):
+        raise UserError(f"--out {out}: a folder of other files, not a report allocbench wrote "
+                        f"(no {MARKER}); give a new or empty folder")
+    return None
+
+
+def build(site: Site, out: Path) -> Built:
+    previous = check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    temp.mkdir()
+    try:
+        pics = Pictures(temp, previous)
+        count = _write_pages(site, temp, pics)
+        (temp / "assets").mkdir()
+        for name in ASSETS:
+            shutil.copyfile(HERE / "static" / name, temp / "assets" / name)
+        (temp / MARKER).write_text(json.dumps({"generator": "allocbench report"}) + "\n")
+        _swap(temp, out, previous is not None or out.exists())
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+    return Built(out, count, pics.drawn, pics.reused)
+
+
+def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
+    env = environment()
+    links = _links(site)
+    written = 0
+
+    def write(path: str, template: str, context: dict[str, Any]) -> None:
+        nonlocal written
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        depth = "../" * path.count("/")
+        html = env.get_template(template).render(**context, root=depth, inline_assets=None)
+        target.write_text(html, encoding="utf-8")
+        written += 1
+
+    # A picture's address is relative to the site's root; pages one folder down prefix "../".
+    write("index.html", "index.html", pages.index(site, links, pics))
+    for name, path in links.scenarios.items():
+        write(path, "scenario.html", pages.scenario(site, name, links, pics))
+    for history, path in links.sweeps:
+        write(path, "sweep.html", pages.sweep(history, links, pics))
+    for (i, j), path in links.runs.items():
+        history = site.histories[i]
+        write(path, "run.html", pages.run(history.points[j], history, pics, links))
+    for (title, origin, path), (_, doc) in zip(links.comparisons, site.comparisons):
+        write(path, "comparison.html", pages.comparison(origin, doc, links, pics))
+    return written
+
+
+def _swap(temp: Path, out: Path, replace: bool) -> None:
+    if not replace:
+        os.rename(temp, out)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    exchanged = libc.renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(out),
+                               _RENAME_EXCHANGE) == 0
+    if not exchanged:   # e.g. a file system without RENAME_EXCHANGE: two renames
+        aside = out.parent / f".{out.name}.old-{os.getpid()}"
+        os.rename(out, aside)
+        os.rename(temp, out)
+        aside.rename(temp)   # removed with the temporary folder
+
+
+def single_page(point: Point, history: History) -> str:
+    """The one-file page of a run (`allocbench run` writes it next to the results): the same
+    content as a site's run page, its stylesheet inline and its pictures as data: URIs."""
+    env = environment()
+    context = pages.run(point, history, Pictures(None))
+    own = f"<style>{_asset('style.css')}</style><script defer>{_asset('sort.js')}</script>"
+    return env.get_template("run.html").render(**context, root="", inline_assets=Markup(own))

@@ -1,0 +1,460 @@
+"""`allocbench report`: the site's pages show exactly the numbers they came from (the tests read
+the HTML tables back), in sweep order; damaged and hostile input; the atomic write; pictures
+reused by the data they show. The browser tests are test_report_browser.py.
+
+Every expected number comes from report_data.py's Instances (the values written into the
+store), never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+import report_data as rd
+from allocbench import cli
+from allocbench.errors import UserError
+from reports import inputs, pages, site
+
+
+class Page(HTMLParser):
+    """A page's tables (rows of cell texts, by class), links, images, scripts and text."""
+
+    def __init__(self, path: Path):
+        super().__init__(convert_charrefs=True)
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self.links: list[str] = []
+        self.images: list[str] = []
+        self.scripts: list[dict[str, str | None]] = []
+        self.handlers: list[tuple[str, str]] = []
+        self.text: list[str] = []
+        self._cell: list[str] | None = None
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.handlers += [(tag, k) for k in attrs if k.startswith("on")]
+        if tag == "table":
+            self.tables.append((attrs.get("class") or "", []))
+        elif tag == "tr" and self.tables:
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "a" and "href" in attrs:
+            self.links.append(attrs["href"])
+        elif tag == "img":
+            self.images.append(attrs["src"])
+        elif tag == "script":
+            self.scripts.append(attrs)
+        elif tag == "link":
+            self.links.append(attrs["href"])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][1][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def table(self, cls: str) -> list[list[str]]:
+        return next(rows for c, rows in self.tables if cls in c.split())
+
+
+def build(tmp_path: Path, revisions=None, *args: str, allocators=("system",)) -> Path:
+    store = rd.write_store(tmp_path / "store", revisions or rd.history(),
+                           allocators=allocators)
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), *args, "--out", str(out)]) == 0
+    return out
+
+
+def scenario_page(out: Path, name: str) -> Page:
+    return Page(out / f"scenario/{pages.slug(name)}.html")
+
+
+# ---- numbers and order
+
+
+def test_the_index_shows_the_newest_revisions_numbers(tmp_path):
+    out = build(tmp_path)
+    rows = Page(out / "index.html").table("latest")
+    assert rows[0][:5] == ["scenario", "B/op", "allocs/op", "ns/op", "ops/s"]
+    by_name = {row[0]: row[1:5] for row in rows[1:]}
+    # v1.10 is the newest in version order (the failed commit after it measured nothing):
+    # span 80 B / 2 allocs; fan-out 160 + 96·children B, 1 + children allocs.
+    assert by_name["tracer/start_span"][:2] == ["80", "2"]
+    for children in (1, 5, 20):
+        assert by_name[f"tracer/fanout/children:{children}"][:2] == [
+            str(160 + 96 * children), str(1 + children)]
+    # ns/op is the median of the samples (50.0, 51.0, 49.5, 50.2, 50.9) → 50.2; ops/s 1e9/50.2.
+    assert by_name["tracer/start_span"][2:] == ["50.2", f"{round(1e9 / 50.2):,}"]
+
+
+def test_the_scenario_page_lists_every_revision_in_sweep_order(tmp_path):
+    out = build(tmp_path)
+    rows = scenario_page(out, "tracer/start_span").table("revisions")
+    assert rows[0][:8] == ["revision", "commit", "status", "B/op", "allocs/op",
+                           "first_op_bytes", "peak_live_bytes", "ns/op (median)"]
+    # Tags in version order (v1.2 before v1.10), then the commit; its failure says why.
+    assert [r[0] for r in rows[1:]] == ["v1.0", "v1.1", "v1.2", "v1.10", rd.sha(5)[:10]]
+    assert [r[3:5] for r in rows[1:]] == [["64", "1"], ["96", "2"], ["80", "2"], ["80", "2"],
+                                          ["–", "–"]]
+    assert rows[-1][2] == "build failed: span.cc:3: error: expected ';'"
+    # The interquartile range and min–max of the 5 samples, by numpy's linear percentiles:
+    # sorted 49.5, 50.0, 50.2, 50.9, 51.0 → q1 50.0, q3 50.9.
+    assert rows[1][8:] == ["50.0–50.9", "49.5–51.0"]
+
+
+def test_the_sweep_page_is_the_sweep_table(tmp_path):
+    out = build(tmp_path)
+    (path,) = (out / "sweep").iterdir()
+    page = Page(path)
+    head, *body = page.tables[0][1]
+    assert head == ["scenario", "v1.0", "v1.1", "v1.2", "v1.10", rd.sha(5)[:10],
+                    f"Δ v1.0 → {rd.sha(5)[:10]}", "Δ %"]
+    span = next(r for r in body if r[0] == "tracer/start_span")
+    # ¹: the change is v1.0 → v1.10, the last revision that measured the scenario.
+    assert span[1:] == ["64", "96", "80", "80", "✗", "+16 ¹", "+25.0%"]
+    assert "build failed: span.cc:3: error: expected ';'" in "".join(page.text)
+
+
+def test_changes_between_the_last_two_revisions_come_first_exact_before_time(tmp_path):
+    newer = rd.Revision(rd.sha(6), "v1.11", "grow it again",
+                        (rd.span(112, 3, (60.0, 61.0, 59.5, 60.2, 60.9)),
+                         rd.fanout(1), rd.fanout(5), rd.fanout(20)),
+                        committed="2026-07-01T00:00:00+00:00")
+    out = build(tmp_path, rd.history() + [newer])
+    page = Page(out / "index.html")
+    classes = [c for c, _ in page.tables]
+    assert classes[:3] == ["changes exact", "changes time", "latest filterable"]
+    assert page.table("exact")[1:] == [
+        ["tracer/start_span", "B/op", "80", "112", "+32", "+40.0%"],
+        ["tracer/start_span", "allocs/op", "2", "3", "+1", "+50.0%"],
+        ["tracer/start_span", "frees_per_op", "2", "3", "+1", "+50.0%"]]
+    # Median 50.2 → 60.2 ns: +19.9%; the fan-out's unchanged samples are not listed.
+    assert page.table("time")[1:] == [["tracer/start_span", "ns/op", "50.2", "60.2", "+19.9%"]]
+
+
+def test_a_family_with_a_numeric_argument_shows_its_exact_fit(tmp_path):
+    out = build(tmp_path)
+    page = scenario_page(out, "tracer/fanout/children:5")
+    text = " ".join("".join(page.text).split())
+    assert ("Least squares over tracer/fanout: slope 96 B/op per children, intercept 160 B/op "
+            "(exact: every point is on the line)") in text
+
+
+def test_several_allocators_get_bars_and_the_same_bytes_per_op(tmp_path):
+    jemalloc = [rd.Revision(r.sha, r.label, r.subject, tuple(
+        rd.Instance(**{**i.__dict__, "usable": i.bytes + 16}) for i in r.instances), r.status,
+        r.committed, r.error) for r in rd.history()]
+    store = rd.write_store(tmp_path / "store", rd.history())
+    rd.write_store(store, jemalloc, allocators=("jemalloc",))
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 0
+    page = scenario_page(out, "tracer/fanout/children:5")
+    text = " ".join("".join(page.text).split())
+    assert "B/op is 640 on every allocator (system, jemalloc)" in text
+    assert page.table("allocators") == [
+        ["metric", "system", "jemalloc"], ["usable_bytes_per_op (B)", "640", "656"],
+        ["peak_live_bytes (B)", "4,096", "4,096"], ["arena_bytes (B)", "327,680", "327,680"]]
+    # Only one allocator's history: no allocator section.
+    only = build(tmp_path / "one")
+    assert not any(c == "allocators" for c, _ in scenario_page(only, "tracer/start_span").tables)
+
+
+def test_results_files_make_a_history_by_date(tmp_path):
+    a = rd.write(tmp_path / "a.json", rd.document([rd.span(64, 1)], label="old",
+                                                  date="2026-01-01T00:00:00Z"))
+    b = rd.write(tmp_path / "b.json", rd.document([rd.span(96, 2)], label="new",
+                                                  date="2026-02-01T00:00:00Z"))
+    out = tmp_path / "site"
+    assert cli.main(["report", str(b), str(a), "--out", str(out)]) == 0
+    rows = scenario_page(out, "tracer/start_span").table("revisions")
+    assert [(r[0], r[3]) for r in rows[1:]] == [("old", "64"), ("new", "96")]
+    run_pages = sorted((out / "run").iterdir())
+    assert len(run_pages) == 2   # every results file has its page
+
+
+# ---- comparisons
+
+
+def test_the_comparison_page_says_what_the_comment_says_with_each_sides_statistics(tmp_path):
+    base = [rd.span(64, 1, (50.0, 51.0, 49.0, 50.0, 52.0))]
+    cand = [rd.span(96, 2, (60.0, 61.0, 59.0, 60.0, 62.0))]
+    folder = rd.ab_folder(tmp_path / "ab", base, cand)
+    out = tmp_path / "site"
+    assert cli.main(["report", str(folder), "--out", str(out)]) == 0
+    (path,) = (out / "compare").iterdir()
+    page = Page(path)
+    text = " ".join("".join(page.text).split())
+    assert "bytes_per_op +32 B (64 → 96, +50.0%)" in text
+    assert "Gate failed" in text
+    head, *rows = page.table("side-stats")
+    assert head == ["statistic", "base base", "candidate cand"]
+    stats_of = {row[0]: row[1] for row in rows}
+    assert [row[0] for row in rows[:3]] == ["min", "mean ± sd", "median ± MAD"]
+    # Forks 0, 1, 2 are the samples + 0.0, 0.1, 0.2: 15 samples, min 49.0, max 52.2.
+    samples = [s + i / 10 for i in range(3) for s in (50.0, 51.0, 49.0, 50.0, 52.0)]
+    assert stats_of["samples"] == "15 (3 forks)"
+    assert (min(samples), max(samples)) == (49.0, 52.2)   # shown as the comment shows numbers:
+    assert (stats_of["min"], stats_of["max"]) == ("49", "52.2")   # 4 digits, no ".0"
+    assert {row[0]: row[2] for row in rows}["min"] == "59"
+
+
+def test_a_compare_json_makes_the_same_page_as_its_ab_folder(tmp_path):
+    folder = rd.ab_folder(tmp_path / "ab", [rd.span(64, 1)], [rd.span(96, 2)])
+    json_path = tmp_path / "c.json"
+    code = cli.main(["compare", str(folder / "base"), str(folder / "cand"), "--format", "json"])
+    assert code == 1
+    from allocbench import compare as cmp, compare_json, config
+    comparison = cmp.compare(cmp.load_side(folder / "base"), cmp.load_side(folder / "cand"),
+                             config.Config())
+    json_path.write_text(compare_json.to_json(comparison, "any"))
+    for source, name in ((folder, "a"), (json_path, "b")):
+        assert cli.main(["report", str(source), "--out", str(tmp_path / name)]) == 0
+    (a,) = (tmp_path / "a" / "compare").iterdir()
+    (b,) = (tmp_path / "b" / "compare").iterdir()
+    strip = re.compile(r"Comparison from [^:]*:")
+    assert strip.sub("", a.read_text()) == strip.sub("", b.read_text())
+
+
+def test_a_damaged_compare_json_names_the_field(tmp_path, capsys):
+    folder = rd.ab_folder(tmp_path / "ab", [rd.span(64, 1)], [rd.span(96, 2)])
+    from allocbench import compare as cmp, compare_json, config
+    doc = json.loads(compare_json.to_json(cmp.compare(
+        cmp.load_side(folder / "base"), cmp.load_side(folder / "cand"), config.Config()), "any"))
+    doc["instances"][0]["exact"][0]["verdict"] = "great"
+    path = rd.write(tmp_path / "c.json", doc)
+    assert cli.main(["report", str(path), "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: instances[0].exact[0].verdict is a string (\"great\"), not one of" in err
+    assert not (tmp_path / "site").exists()
+
+
+# ---- damaged and bad input
+
+
+def test_an_unreadable_record_is_a_revision_shown_with_its_reason_and_exit_1(tmp_path, capsys):
+    store = rd.write_store(tmp_path / "store", rd.history())
+    damaged = store / "ci-runner" / "system" / rd.sha(2) / "0123456789abcdef.json"
+    damaged.write_text('{"store_version": 1,')
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 1
+    assert "1 store records could not be read" in capsys.readouterr().err
+    rows = scenario_page(out, "tracer/start_span").table("revisions")
+    # Without its record, the revision has no label or date: it is listed with the commits.
+    assert [r[0] for r in rows[1:]] == ["v1.0", "v1.2", "v1.10", rd.sha(2)[:10], rd.sha(5)[:10]]
+    assert rows[4][2].startswith(f"unreadable: {damaged}: not valid JSON")
+    index = Page(out / "index.html")
+    assert any(str(damaged) in t for t in index.text)
+    # The others are built: v1.0's 64 B is there, and the sweep table marks the revision "?".
+    assert rows[1][3] == "64"
+    (sweep,) = (out / "sweep").iterdir()
+    span = next(r for r in Page(sweep).tables[0][1] if r[0] == "tracer/start_span")
+    assert span[4] == "?"
+
+
+@pytest.mark.parametrize("case", ["nothing", "missing", "empty_store", "empty_folder",
+                                  "out_is_a_file", "out_has_other_files", "filtered_out"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, case):
+    store = rd.write_store(tmp_path / "store", rd.history())
+    out = tmp_path / "site"
+    (tmp_path / "empty").mkdir()
+    args = {"nothing": [],
+            "missing": [str(tmp_path / "nope.json")],
+            "empty_store": ["--store", str(tmp_path / "empty")],
+            "empty_folder": [str(tmp_path / "empty")],
+            "out_is_a_file": ["--store", str(store)],
+            "out_has_other_files": ["--store", str(store)],
+            "filtered_out": ["--store", str(store), "--machine", "other"]}[case]
+    if case == "out_is_a_file":
+        out.write_text("mine")
+    if case == "out_has_other_files":
+        out.mkdir()
+        (out / "notes.txt").write_text("mine")
+    assert cli.main(["report", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("allocbench: error: ")
+    expected = {"nothing": "nothing to report", "missing": "nope.json: no such file",
+                "empty_store": "no records", "empty_folder": "no results files",
+                "out_is_a_file": "is not a folder", "out_has_other_files": "not a report",
+                "filtered_out": "no records for --machine other"}[case]
+    assert expected in err
+    if case in ("out_is_a_file", "out_has_other_files"):   # what the user had is untouched
+        assert (out.read_text() if out.is_file() else (out / "notes.txt").read_text()) == "mine"
+    else:
+        assert not out.exists()
+    assert not list(tmp_path.glob(".site.tmp-*"))
+
+
+def test_an_interrupted_build_leaves_the_previous_site_as_it_was(tmp_path, monkeypatch):
+    out = build(tmp_path)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(pages, "sweep", interrupted)
+    found = inputs.read([], tmp_path / "store", [], [])
+    with pytest.raises(KeyboardInterrupt):
+        site.build(found, out)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["store", "site"] or \
+        sorted(p.name for p in tmp_path.iterdir()) == ["site", "store"]
+
+
+def test_a_rebuild_draws_only_the_pictures_whose_data_changed(tmp_path):
+    store = rd.write_store(tmp_path / "store", rd.history())
+    out = tmp_path / "site"
+    first = site.build(inputs.read([], store, [], []), out)
+    again = site.build(inputs.read([], store, [], []), out)
+    assert (again.drawn, again.reused) == (0, first.drawn)
+    pictures = {p.name: p.read_bytes() for p in (out / "img").iterdir()}
+
+    # One more revision with the same numbers: every history gains a point (redrawn); the
+    # fit and the run's bars show the same data (reused).
+    rd.write_store(store, [rd.Revision(rd.sha(6), "v1.11", "same again",
+                                       rd.history()[3].instances,
+                                       committed="2026-07-01T00:00:00+00:00")])
+    third = site.build(inputs.read([], store, [], []), out)
+    now = {p.name for p in (out / "img").iterdir()}
+    fits = {n for n in pictures if n.startswith("fit-")}
+    assert fits and fits <= now
+    histories = {n for n in now if n.startswith(("history-", "time-", "spark-", "sweep-"))}
+    assert histories.isdisjoint(pictures)
+    assert third.drawn == len(now - set(pictures)) and third.reused == len(now & set(pictures))
+    # A site holds only the pictures its pages show.
+    shown = {src.split("/")[-1] for p in out.rglob("*.html") for src in Page(p).images}
+    assert shown == now
+
+
+# ---- hostile names, local assets
+
+
+def test_hostile_names_labels_and_errors_are_text_on_every_page(tmp_path):
+    out = build(tmp_path, rd.history(hostile=True))
+    htmls = sorted(out.rglob("*.html"))
+    assert len(htmls) == 1 + 4 + len(rd.HOSTILE) + 1 + 1   # index, scenarios, sweep, run
+    for path in htmls:
+        page = Page(path)
+        assert page.handlers == [], path
+        assert page.scripts == [{"defer": None, "src": "../" * (len(path.relative_to(
+            out).parts) - 1) + "assets/sort.js"}], path
+    index = "".join(Page(out / "index.html").text)
+    for name in rd.HOSTILE:
+        assert name.replace("\n", " ") in index.replace("\n", " ")
+    for svg in (out / "img").iterdir():
+        tree = ET.parse(svg)   # well-formed: every text was escaped
+        assert not [e for e in tree.iter() if e.tag.endswith("script")
+                    or any(k.startswith("on") for k in e.attrib)], svg
+
+
+def test_every_link_and_picture_is_a_file_of_the_site(tmp_path):
+    store = rd.write_store(tmp_path / "store", rd.history(hostile=True),
+                           allocators=("system", "jemalloc"))
+    folder = rd.ab_folder(tmp_path / "ab", [rd.span(64, 1)], [rd.span(96, 2)])
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), str(folder), "--out", str(out)]) == 0
+    kinds = {p.parent.name for p in out.rglob("*.html")}
+    assert kinds == {"site", "scenario", "sweep", "run", "compare"}
+    for path in out.rglob("*.html"):
+        page = Page(path)
+        for ref in page.links + page.images:
+            assert not re.match(r"^[a-z]+:|^/", ref), (path, ref)
+            target = (path.parent / ref.split("#")[0]).resolve()
+            assert target.is_file() and target.is_relative_to(out.resolve()), (path, ref)
+
+
+def test_the_single_page_of_a_run_has_everything_inside(tmp_path):
+    path = rd.write(tmp_path / "r.json", rd.document([rd.span(64, 1), rd.fanout(1),
+                                                      rd.fanout(5), rd.fanout(20)]))
+    found = inputs.Site()
+    inputs.from_results([path], found)
+    history = found.histories[0]
+    html = site.single_page(history.points[-1], history)
+    page_path = tmp_path / "r.html"
+    page_path.write_text(html)
+    page = Page(page_path)
+    assert page.links == [] and page.images and all(
+        src.startswith("data:image/svg+xml;base64,") for src in page.images)
+    rows = page.tables[0][1]
+    assert ["tracer/start_span", "64", "1"] == rows[1][:3]
+
+
+def test_the_version_order_of_labels():
+    labels = ["v1.10", "v1.2", "v1.9", "v2.0", "v1.10.1", "v1.0-rc1", "v1.0"]
+    assert sorted(labels, key=inputs.version_key) == [
+        "v1.0", "v1.0-rc1", "v1.2", "v1.9", "v1.10", "v1.10.1", "v2.0"]
+
+
+def test_slugs_keep_names_apart_and_are_safe():
+    names = ["a/b", "a_b", "a:b", "<script>", "../../etc", "x" * 300]
+    slugs = [pages.slug(n) for n in names]
+    assert len(set(slugs)) == len(names)
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]{1,75}", s) and not s.startswith(".")
+               for s in slugs)
+
+
+def test_reading_a_missing_store_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="no such folder"):
+        inputs.read([], tmp_path / "none", [], [])
+
+
+def test_the_readme_says_what_the_report_does():
+    from conftest import ROOT
+    from reports import stats
+    readme = (ROOT / "README.md").read_text()
+    for name, meaning in stats.TESTS:
+        assert f"| {name} | {meaning} |" in readme
+    assert f"its p-value from {stats.NULL_DRAWS:,} uniform samples" in readme
+    assert f"(time changes of {pages.TIME_NOTE:g}% or more, marked directional)" in readme
+    assert f"(it has a `{site.MARKER}` file)" in readme
+
+
+def test_a_rebuild_is_byte_for_byte_a_cold_build(tmp_path):
+    # Pictures reused from a site of other data must be the ones a cold build draws: a key
+    # that missed something a picture shows (a title, a metric, a label) would keep the old one.
+    cold = build(tmp_path / "cold", rd.history(), allocators=("system", "jemalloc"))
+    other = rd.history() + [rd.Revision(rd.sha(6), "v1.11", "more", (rd.span(80, 2),),
+                                        committed="2026-07-01T00:00:00+00:00")]
+    rebuilt = build(tmp_path / "re", other, allocators=("system", "jemalloc"))
+    shutil.rmtree(tmp_path / "re" / "store")   # the same store as the cold build's, again
+    store = rd.write_store(tmp_path / "re" / "store", rd.history(),
+                           allocators=("system", "jemalloc"))
+    assert cli.main(["report", "--store", str(store), "--out", str(rebuilt)]) == 0
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes().replace(str(root.parent).encode(), b"")
+                for p in root.rglob("*") if p.is_file()}
+    assert files(cold) == files(rebuilt)
+
+
+def test_pictures_of_equal_values_keep_their_own_titles(tmp_path):
+    same = [rd.Instance("a/zero", 0, 0), rd.Instance("b/zero", 0, 0)]
+    out = build(tmp_path, [rd.Revision(rd.sha(1), "v1", "one", tuple(same)),
+                           rd.Revision(rd.sha(2), "v2", "two", tuple(same))])
+    sources = [src for name in ("a/zero", "b/zero") for src in scenario_page(out, name).images]
+    assert len(sources) == len(set(sources)) == 6   # B/op, allocs/op, ns/op of each
+    for src in sources:
+        title = ET.parse(out / "scenario" / src).getroot().find(
+            "{http://www.w3.org/2000/svg}title").text
+        assert title.split(" of ")[1].split(" on ")[0] in ("a/zero", "b/zero")
+
+
+@pytest.mark.parametrize("samples", [[5.0], [3.0, 1.0], [1.0, 2.0, 3.0, 4.0, 10.0],
+                                     [2.5, 1.5, 9.0, 4.0, 4.0, 7.25]])
+def test_the_spread_is_numpys_linear_percentiles(samples):
+    import numpy as np
+    result = {"time": {"samples_ns_per_op": samples}}
+    q1, median, q3 = np.percentile(samples, [25, 50, 75])
+    assert pages.spread(result) == pytest.approx(
+        {"median": median, "q1": q1, "q3": q3, "min": min(samples), "max": max(samples)},
+        abs=1e-12)
