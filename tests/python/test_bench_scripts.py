@@ -2,7 +2,8 @@
 tables of the README's shape: each is run with its tiniest sizes against the build under test,
 and its output is checked for rows, columns and parseable numbers — never for timing values.
 bench/mutation.py is too slow for the suite; its list of mutations is checked instead (every
-snippet occurs exactly once, every test selection selects something)."""
+snippet occurs exactly once, every test selection selects something). bench/report_site.py
+needs no build: it writes the store it reports on."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from allocbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -207,3 +210,80 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
     readme = (ROOT / "README.md").read_text()
     assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in the script" in readme
     assert f"all {len(mutation.MUTATIONS)} are caught" in readme
+
+
+# --- bench/report_site.py: the cost of `allocbench report --store` ----------------------------
+
+
+def test_report_site_builds_the_generated_store_and_reuses_pictures(tmp_path):
+    # 3 revisions (v1.0, a failed build, a commit) then one more; no build needed.
+    out, keep = tmp_path / "report-site.json", tmp_path / "keep"
+    done = run_script(sys.executable, str(BENCH / "report_site.py"), "--revisions", "3",
+                      "--repeat", "1", "--out", str(out), "--keep", str(keep))
+    doc = json.loads(out.read_text())
+    instances = len(json.loads((BENCH / "data" / "builtin-results.json").read_text())["results"])
+    assert (doc["revisions"], doc["instances"], doc["allocators"]) == (3, instances,
+                                                                      ["system", "jemalloc"])
+    assert (doc["records"], doc["tags"], doc["failed"], doc["repeat"]) == (6, 1, 1, 1)
+
+    # The store: every record valid (allocbench's own check), one failed build per allocator,
+    # and the one more revision the newest commit of both allocators.
+    records = [r for _, r in Store(keep / "store-plus-one").records()]
+    assert len(records) == 8 and len([r for _, r in Store(keep / "store").records()]) == 6
+    assert [r["status"] for r in records].count("build_failed") == 2
+    newest = max(records, key=lambda r: r["committed"])
+    assert {r["allocator"] for r in records if r["sha"] == newest["sha"]} == {"system",
+                                                                               "jemalloc"}
+    assert newest["status"] == "ok" and newest["results"]["context"]["revision"]["sha"] == \
+        newest["sha"]
+
+    # Pages: the index, a page per instance, a sweep page and the newest run per history.
+    pages = 1 + instances + 2 + 2
+    cold, again = doc["cold"], doc["one_more"]
+    assert cold["pages"] == again["pages"] == pages
+    assert cold["drawn"] > 0 and cold["reused"] == 0
+    assert again["drawn"] > 0 and again["reused"] > 0   # the new revision reused pictures
+    site = keep / "cold-1"   # the cold build, rebuilt with the one more revision
+    assert len(list(site.rglob("*.html"))) == pages
+    assert len(list((site / "img").iterdir())) == again["drawn"] + again["reused"]
+    assert again["size_bytes"] == sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    assert again["files"] == sum(1 for p in site.rglob("*") if p.is_file())
+    for s in (cold, again):
+        assert len(s["seconds"]) == 1 and s["median_s"] == s["seconds"][0] > 0
+
+    # The markdown table: the two timings and the two sizes, each against its goal.
+    lines = done.stdout.splitlines()
+    start = lines.index("| site of 3 revisions, median of 1 | median | range | CPU | pages | "
+                        "pictures drawn | reused | goal |")
+    assert lines[start + 1] == "|---|---:|---:|---:|---:|---:|---:|---|"
+    rows = markdown_rows(lines[start + 2:])
+    assert [r[0] for r in rows] == ["cold build (new --out)", "one more revision (rebuild)",
+                                    "size after the cold build",
+                                    "size after one more revision"]
+    for (name, median, spread, cpu, shown_pages, drawn, reused, goal), s in zip(
+            rows[:2], (cold, again)):
+        assert re.fullmatch(rf"{NUMBER} s", median) and re.fullmatch(rf"{NUMBER}–{NUMBER} s",
+                                                                     spread), name
+        assert cpu == f"{s['median_cpu_s']:.2f} s" and s["median_cpu_s"] > 0
+        assert (shown_pages, drawn, reused) == (str(pages), str(s["drawn"]), str(s["reused"]))
+        assert re.fullmatch(r"≤ (60|5) s: (met|MISSED)", goal), goal
+    for name, megabytes, files, _, shown_pages, _, _, goal in rows[2:]:
+        assert re.fullmatch(rf"{NUMBER} MB", megabytes) and re.fullmatch(r"\d+ files", files)
+        assert shown_pages == str(pages) and re.fullmatch(r"≤ 20 MB: (met|MISSED)", goal)
+    assert rows[3][1] == f"{again['size_bytes'] / 1e6:.2f} MB"
+
+
+def test_the_readme_report_table_is_the_measured_one():
+    # README's numbers come from bench/data/report-site.json, rendered by the script itself.
+    data = BENCH / "data" / "report-site.json"
+    doc = json.loads(data.read_text())
+    done = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(data))
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- report-bench:begin -->"):
+                   readme.index("<!-- report-bench:end -->")]
+    assert done.stdout in block
+    text = " ".join(block.split())
+    assert (f"{doc['revisions']} revisions × the built-in plugin's {doc['instances']} instances "
+            f"× two allocators ({doc['records']} records, {doc['store_bytes'] / 1e6:.1f} MB"
+            ) in text
+    assert doc["allocators"] == ["system", "jemalloc"]

@@ -3,13 +3,16 @@ parses with today's command line (a renamed flag breaks this test, not the users
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
+import report_data
 from allocbench import cli
 from conftest import ROOT
 
@@ -34,11 +37,170 @@ def test_there_is_a_sharded_sweep_workflow():
     assert ROOT / "ci" / "github" / "sweep.yml" in WORKFLOWS
 
 
+# What each workflow must run (a workflow not listed: at least one allocbench command).
+VERBS = {"sweep.yml": {"sweep", "merge", "sweep-table"}, "publish.yml": {"sweep", "report"}}
+
+
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
 def test_every_allocbench_command_parses(workflow):
     commands = allocbench_commands(workflow)
     verbs = [c[0] for c in commands]
-    assert {"sweep", "merge", "sweep-table"} <= set(verbs)
+    assert commands and VERBS.get(workflow.name, set()) <= set(verbs)
     parser = cli.build_parser()
     for command in commands:
         parser.parse_args(command)  # argparse exits (a failing test) on an unknown flag
+
+
+# --- publish.yml: measure every push, keep the store on a branch, deploy the site to Pages ---
+
+PUBLISH = ROOT / "ci" / "github" / "publish.yml"
+
+
+def publish_workflow() -> dict:
+    return yaml.safe_load(PUBLISH.read_text())
+
+
+def step(job: dict, name: str) -> dict:
+    return next(s for s in job["steps"] if s.get("name") == name)
+
+
+def test_publish_runs_on_every_push_to_the_default_branch_one_run_at_a_time():
+    doc = publish_workflow()
+    triggers = doc[True]   # YAML 1.1 reads the key `on` as true
+    assert triggers["push"] == {"branches": ["main"]}
+    assert "# ADAPT" in PUBLISH.read_text().split("branches: [main]")[1].splitlines()[0]
+    # One group for every run, queued, not cancelled: two pushes never race on the store branch.
+    assert doc["concurrency"] == {"group": "allocbench-store", "cancel-in-progress": False}
+    assert "permissions" not in doc   # each job asks for what it needs, no more
+
+
+def test_publish_measures_the_pushed_commit_into_the_stores_branch_and_builds_the_site():
+    job = publish_workflow()["jobs"]["publish"]
+    assert job["container"] == "debian:12" and job["permissions"] == {"contents": "write"}
+    assert any(s.get("with", {}).get("path") == "allocbench-tool" for s in job["steps"])
+    commands = {c[0]: cli.build_parser().parse_args(c)
+                for c in allocbench_commands(PUBLISH)}
+    sweep, report = commands["sweep"], commands["report"]
+    assert sweep.names == ["$GITHUB_SHA"] and sweep.bench == Path("bench")
+    assert sweep.machine   # one machine id for every run: one history
+    assert report.store == sweep.store == Path("store/results")   # the branch's worktree
+    assert report.out is not None
+    upload = next(s for s in job["steps"]
+                  if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert Path(upload["with"]["path"]) == report.out
+    # The store is checked out before the sweep and kept before the site is built.
+    names = [s.get("name") for s in job["steps"]]
+    assert names.index("Check out the store") < names.index("Measure this commit") < \
+        names.index("Keep the store") < names.index("Build the site")
+
+
+def test_publish_deploys_with_the_pages_permissions_in_the_github_pages_environment():
+    jobs = publish_workflow()["jobs"]
+    deploy = jobs["deploy"]
+    assert deploy["needs"] == "publish"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    step_id = deploy["steps"][-1]["id"]
+    assert deploy["steps"][-1]["uses"].startswith("actions/deploy-pages@")
+    assert deploy["environment"]["url"] == f"${{{{ steps.{step_id}.outputs.page_url }}}}"
+    assert "pages" not in jobs["publish"]["permissions"]   # the build runs the project's code
+
+
+def git(*args: str, cwd: Path) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+class Run:
+    """One run of publish.yml's job in a fresh clone of `origin`: its store steps' shell as
+    written, under the step's environment (bash -eo pipefail, as Actions runs `shell: bash`)."""
+
+    def __init__(self, origin: Path, work: Path, sha: str):
+        self.job = publish_workflow()["jobs"]["publish"]
+        git("clone", "-q", str(origin), str(work), cwd=origin.parent)
+        (work / "allocbench-tool").symlink_to(ROOT)   # the workflow's second checkout
+        self.work, self.env = work, {**os.environ, **self.job["env"], "GITHUB_SHA": sha}
+
+    def step(self, name: str) -> subprocess.CompletedProcess:
+        found = step(self.job, name)
+        assert self.job["defaults"]["run"]["shell"] == "bash"
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                               found["run"]], cwd=self.work, capture_output=True, text=True,
+                              env={**self.env, **found.get("env", {})})
+        assert done.returncode == 0, f"{name}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def measure(self, revision) -> None:
+        """What the sweep step does, without a build: the revision's record of each allocator."""
+        report_data.write_store(self.work / "store" / "results", [revision],
+                                machine="github-ubuntu-latest", allocators=("system", "jemalloc"))
+
+
+def branch_files(origin: Path, branch: str) -> list[str]:
+    return git("ls-tree", "-r", "--name-only", branch, cwd=origin).split()
+
+
+def test_publish_store_steps_create_the_branch_then_add_to_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))   # no user's git configuration
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", "-b", "main", cwd=project)
+    (project / "README.md").write_text("the measured project\n")
+    git("add", "-A", cwd=project)
+    git("commit", "-qm", "first", cwd=project)
+    origin = tmp_path / "origin.git"
+    git("clone", "-q", "--bare", str(project), str(origin), cwd=tmp_path)
+    branch = publish_workflow()["jobs"]["publish"]["env"]["STORE_BRANCH"]
+    revisions = report_data.history()
+
+    # The first run: no store branch yet, so an orphan one, created with the first records.
+    first = Run(origin, tmp_path / "run-1", revisions[0].sha)
+    first.step("Check out the store")
+    assert sorted(p.name for p in (first.work / "store").iterdir()) == [".git"]
+    first.measure(revisions[0])
+    first.step("Keep the store")
+    files = branch_files(origin, branch)
+    assert files == sorted(f"results/github-ubuntu-latest/{a}/{revisions[0].sha}/"
+                           "0123456789abcdef.json" for a in ("jemalloc", "system"))
+    assert git("rev-list", "--count", branch, cwd=origin).strip() == "1"
+    merge_base = subprocess.run(["git", "merge-base", "main", branch], cwd=origin)
+    assert merge_base.returncode == 1   # no history in common with the project's
+    assert git("rev-list", "--count", "main", cwd=origin).strip() == "1"   # main untouched
+
+    # The second run (a fresh clone, as every run is): the stored records, plus its own.
+    second = Run(origin, tmp_path / "run-2", revisions[1].sha)
+    second.step("Check out the store")
+    assert sorted(str(p.relative_to(second.work / "store")) for p in
+                  (second.work / "store").rglob("*.json")) == files
+    second.measure(revisions[1])
+    second.step("Keep the store")
+    assert len(branch_files(origin, branch)) == 4
+    assert git("rev-list", "--count", branch, cwd=origin).strip() == "2"
+    assert git("log", "-1", "--format=%an %s", branch, cwd=origin).strip() == \
+        f"allocbench allocbench: records of {revisions[1].sha}"
+    # The site step builds from what the branch holds: both revisions of both allocators.
+    second.step("Build the site")
+    site = second.work / "site"
+    assert (site / "index.html").is_file()
+    assert len(list((site / "sweep").glob("*.html"))) == 2
+
+    # A run of a commit already stored pushes nothing.
+    again = Run(origin, tmp_path / "run-3", revisions[1].sha)
+    again.step("Check out the store")
+    assert "nothing new" in again.step("Keep the store").stdout
+    assert git("rev-list", "--count", branch, cwd=origin).strip() == "2"
+
+    # A run whose push is refused because the branch moved meanwhile: it retries on top.
+    late = Run(origin, tmp_path / "run-4", revisions[2].sha)
+    late.step("Check out the store")
+    other = Run(origin, tmp_path / "run-5", revisions[3].sha)
+    other.step("Check out the store")
+    other.measure(revisions[3])
+    other.step("Keep the store")
+    late.measure(revisions[2])
+    assert "[rejected]" in late.step("Keep the store").stderr   # then fetched, rebased, pushed
+    assert len(branch_files(origin, branch)) == 8
+    assert git("rev-list", "--count", branch, cwd=origin).strip() == "4"
