@@ -34,8 +34,8 @@ class CountRun {
         segments_{1, options.warmup - 1, options.ops, options.ops} {}
 
   static CountOptions Effective(const Instance& instance, const CountOptions& options) {
-    if (instance.count_ops == 0) return options;
-    return {instance.count_warmup, instance.count_ops};
+    if (instance.count_ops == 0 || options.force) return options;
+    return {instance.count_warmup, instance.count_ops, false};
   }
 
   CountOutcome Run();

@@ -19,6 +19,8 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
   --out FILE           write results JSON to FILE (atomically; progress goes to FILE.partial)
   --count-warmup N     warm-up ops per thread before the count windows, cold op included [1000]
   --count-ops N        ops per thread in each of the two count windows [1000]
+  --force-count-ops    --count-warmup and --count-ops also for instances whose scenario sets its
+                       own (CountOps): what allocbench profile needs
   --repetitions N      time-pass repetitions, one sample each [5]
   --min-time SECONDS   minimum time of one repetition [0.05]
   --no-count           skip the count pass
@@ -94,6 +96,9 @@ Options ParseOptions(int argc, const char* const* argv) {
       o.count_options.warmup = ParsePositive(flag, take());
     } else if (flag == "--count-ops") {
       o.count_options.ops = ParsePositive(flag, take());
+    } else if (flag == "--force-count-ops") {
+      no_value();
+      o.count_options.force = true;
     } else if (flag == "--repetitions") {
       o.time_options.repetitions = static_cast<int>(ParsePositive(flag, take()));
     } else if (flag == "--min-time") {

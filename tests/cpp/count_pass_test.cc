@@ -379,5 +379,21 @@ TEST_F(CountPass, TheScenariosOwnCountOpsWin) {
   EXPECT_EQ(ops.load(), 2 + 3 + 3);
 }
 
+// allocbench profile needs windows of its own length (--force-count-ops).
+TEST_F(CountPass, ForcedCountOpsWinOverTheScenarios) {
+  static std::atomic<int64_t> ops{0};
+  const auto body = [](State& state) {
+    for (auto _ : state) ops++;
+  };
+  Instance inst = Make(body);
+  inst.count_warmup = 2;
+  inst.count_ops = 3;
+  ops = 0;
+  const CountOutcome out = RunCountPass(inst, {4, 5, true});
+  EXPECT_EQ(out.metrics.warmup_ops, 4);
+  EXPECT_EQ(out.metrics.window_ops, 5);
+  EXPECT_EQ(ops.load(), 4 + 5 + 5);
+}
+
 }  // namespace
 }  // namespace allocbench

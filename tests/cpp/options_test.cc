@@ -53,6 +53,14 @@ TEST(Options, BothSpellingsOfValues) {
   EXPECT_EQ(o.context[0].second, "abc");
 }
 
+TEST(Options, ForceCountOpsIsOffUnlessGiven) {
+  EXPECT_FALSE(Parse({}).count_options.force);
+  const Options o = Parse({"--count-ops", "02", "--force-count-ops"});
+  EXPECT_TRUE(o.count_options.force);
+  EXPECT_EQ(o.count_options.ops, 2);  // zero-padded, as allocbench profile passes it
+  EXPECT_EQ(ParseError({"--force-count-ops=1"}), "--force-count-ops takes no value (see --help)");
+}
+
 TEST(Options, Errors) {
   EXPECT_EQ(ParseError({"--frobnicate"}), "unknown flag '--frobnicate' (see --help)");
   EXPECT_EQ(ParseError({"--count-ops", "0"}), "--count-ops expects a whole number >= 1, not '0'");
