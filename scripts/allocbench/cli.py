@@ -30,6 +30,7 @@ COMMANDS = {
     "bisect": "find the commit where a scenario's allocations changed",
     "merge": "combine the stores of a sharded sweep",
     "report": "a static HTML site of results, comparisons and sweeps (reports/)",
+    "profile": "where each instance's bytes come from: heaptrack, and exact per-op sites",
 }
 
 

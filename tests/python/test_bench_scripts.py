@@ -287,3 +287,28 @@ def test_the_readme_report_table_is_the_measured_one():
             f"× two allocators ({doc['records']} records, {doc['store_bytes'] / 1e6:.1f} MB"
             ) in text
     assert doc["allocators"] == ["system", "jemalloc"]
+
+
+def test_the_readme_profile_cost_table_is_the_measured_one():
+    data = BENCH / "data" / "profile-cost.json"
+    done = run_script(sys.executable, str(BENCH / "profile_cost.py"), "--from", str(data))
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- profile-cost:begin -->"):
+                   readme.index("<!-- profile-cost:end -->")]
+    assert done.stdout in block
+    doc = json.loads(data.read_text())
+    assert len(doc["instances"]) == 46 and all(r["exact"] for r in doc["instances"])
+
+
+def test_profile_cost_measures_what_it_says(build_dir, tmp_path):
+    out = tmp_path / "cost.json"
+    done = run_script(sys.executable, str(BENCH / "profile_cost.py"), "--build-dir",
+                      str(build_dir), "--filter", "^naming_schema/protocol_names/schema:0/",
+                      "--out", str(out))
+    doc = json.loads(out.read_text())
+    assert [r["name"] for r in doc["instances"]] == [
+        "naming_schema/protocol_names/schema:0/precomputed:0",
+        "naming_schema/protocol_names/schema:0/precomputed:1"]
+    assert [r["allocs_per_op"] for r in doc["instances"]] == [2, 0]
+    assert all(r["exact"] and r["profile_s"] > 0 and r["count_s"] > 0 for r in doc["instances"])
+    assert "Site tables equal to their count pass: 2 of 2." in done.stdout

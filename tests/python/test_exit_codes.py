@@ -51,10 +51,12 @@ EXISTING: dict[tuple[str, int], str] = {
     ("bisect", OK): "test_sweep.py::test_bisect_names_each_known_change",
     ("merge", OK): "test_sweep.py::test_shards_merged_equal_the_unsharded_sweep",
     ("report", OK): "test_report_site.py::test_results_files_make_a_history_by_date",
+    ("profile", OK): "test_profile.py::test_the_command_writes_the_profile_and_the_table",
     (RUNNER, OK): "test_runner_results.py::test_document_schema_and_context",
     ("compare", FAILED): "test_compare.py::test_exit_codes",
     ("ab", FAILED): "test_ab.py::test_a_crashing_candidate_is_a_failed_instance_that_gates",
     ("sweep", FAILED): "test_sweep.py::test_sweep_measures_the_known_bytes_of_every_commit",
+    ("profile", FAILED): "test_profile.py::test_a_site_table_that_misses_its_count_pass_is_1",
     ("report", FAILED): "test_report_site.py::"
         "test_an_unreadable_record_is_a_revision_shown_with_its_reason_and_exit_1",
     (RUNNER, FAILED): "test_runner_results.py::test_a_failing_scenario_is_recorded_and_exits_1",
@@ -65,6 +67,7 @@ EXISTING: dict[tuple[str, int], str] = {
     ("sweep", BAD_INPUT): "test_sweep.py::test_bad_input_is_one_clear_line_and_exit_2",
     ("bisect", BAD_INPUT): "test_sweep.py::test_bad_input_is_one_clear_line_and_exit_2",
     ("report", BAD_INPUT): "test_report_site.py::test_bad_input_is_one_line_and_exit_2",
+    ("profile", BAD_INPUT): "test_profile.py::test_an_unknown_instance_names_the_closest",
     (RUNNER, BAD_INPUT): "test_runner_errors.py::test_unwritable_out",
     ("run", NOT_MEASURED):
         "test_paths.py::test_run_never_reports_a_results_file_it_did_not_write",
@@ -203,7 +206,7 @@ MINIMAL_ARGS = {
     "run": [], "test": [], "compare": ["base.json", "cand.json"],
     "ab": ["--base", "main~1", "--cand", "main"], "calibrate": [], "sweep": ["v1.0"],
     "sweep-table": [], "bisect": ["x/y", "--good", "v1.0", "--bad", "v2.0"], "merge": ["store"],
-    "report": ["--out", "site"],
+    "report": ["--out", "site"], "profile": ["x/y"],
 }
 
 

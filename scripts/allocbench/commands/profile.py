@@ -1,0 +1,183 @@
+"""allocbench profile INSTANCE… [--plugin PATH…] [--rev REV…]: where each instance's bytes
+come from, per op, exactly.
+
+Runs each instance under heaptrack (two runs, N and 2·N measured ops; profile.py) and writes
+per instance, into --out: the heaptrack profile (<instance>.zst, for heaptrack_gui and
+heaptrack_print) and its per-op site table (<instance>.sites.json and .sites.md); prints the
+tables. With --rev, each revision's plugin is built as `ab` builds it and profiled; with two
+revisions, the site diff of each instance follows. Exit codes: 0 profiled, and every op-thread
+site table sums to its count pass exactly; 1 one does not (a nondeterministic instance); 2 bad
+input (an unknown instance: the closest names are named); 3 heaptrack or a build failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from allocbench import buildspec, exit_codes, graft, packages, profile, project, revisions
+from allocbench import sites as sites_of
+from allocbench.commands import ab
+from allocbench.errors import UserError
+from allocbench.escape import md_code, md_text, terminal
+from allocbench.fileio import write_atomically
+
+PROFILE_PACKAGES = ["heaptrack", "zstd"]
+RUNNER = "allocbench-run-profile"
+SITE_OPS = 2   # ops per window of the shorter profile run in `ab`
+
+
+def setup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="INSTANCE",
+                        help="scenario instances to profile, e.g. span_creation/bare_start_span")
+    parser.add_argument("--plugin", action="append", default=[], type=Path, metavar="PATH",
+                        help="scenario plugin (repeatable) [the built-in scenarios]")
+    parser.add_argument("--rev", action="append", default=[], metavar="REV",
+                        help="build this revision's plugin as 'ab' does and profile it "
+                             "(repeatable; two: their site diff too)")
+    parser.add_argument("--repo", type=Path, metavar="PATH",
+                        help="the repository of --rev [the current checkout]")
+    ab.add_cmake_arguments(parser)
+    parser.add_argument("--ops", type=ab.positive, default=2, metavar="N",
+                        help="ops per count window of the shorter run (the longer: 2·N) [2]")
+    parser.add_argument("--out", type=Path, default=Path("allocbench-profiles"), metavar="DIR",
+                        help="where the profiles and site tables go [./allocbench-profiles]")
+
+
+def runner_path() -> Path:
+    """This checkout's allocbench-run-profile, built when missing."""
+    packages.ensure(packages.BUILD_PACKAGES)
+    build = project.build_dir()
+    runner = build / "bin" / RUNNER
+    if not runner.exists():
+        project.configure_and_build(build, targets=[RUNNER, buildspec.DEFAULT_TARGET])
+    return runner
+
+
+def markdown(profiled: profile.Profiled, title: str) -> str:
+    """The site table of one instance: the op threads' sites, then other threads'."""
+    allocs, size = profiled.total()
+    out = [f"### {md_text(title)}", "",
+           f"Per op of {md_code(profiled.instance)}, from {profiled.ops} measured ops "
+           f"({md_text(profiled.profile.name)}); sizes as requested.", "",
+           "| site (innermost frame of your code first) | allocs/op | B/op | sizes |",
+           "|---|---:|---:|---|"]
+    for cost in profiled.costs:
+        where = " ← ".join(md_code(sites_of.where(f)) for f in cost.site.frames)
+        if cost.site.via:
+            where += f" via {md_code(cost.site.via)}"
+        if cost.site.background:
+            where = "another thread: " + where
+        out.append(f"| {where} | {sites_of._count(cost.allocs)} | {sites_of._count(cost.bytes)} "
+                   f"| {md_text(sites_of.sizes_text(cost.sizes))} |")
+    out.append(f"| **total** | **{sites_of._count(allocs)}** | **{sites_of._count(size)}** "
+               "| |")
+    want_allocs, want_bytes = profiled.expected()
+    verdict = (f"equal to the count pass ({sites_of._count(want_allocs)} allocs/op, "
+               f"{sites_of._count(want_bytes)} B/op with its background)" if profiled.exact()
+               else f"**not** the count pass's {sites_of._count(want_allocs)} allocs/op, "
+               f"{sites_of._count(want_bytes)} B/op (with its background): the instance is "
+               "not deterministic" + ("" if profiled.steady else " (its count windows differ)"))
+    return "\n".join(out + ["", f"Sum over the sites: {verdict}.", ""]) + "\n"
+
+
+def _profile_all(runner: Path, plugins: list[Path], names: list[str], folder: Path, ops: int,
+                 title: str) -> dict[str, profile.Profiled]:
+    profile.check_names(names, profile.instances(runner, plugins))
+    found = {}
+    for name in names:
+        print(f"allocbench: profiling {terminal(name)} ({terminal(title)}) under heaptrack",
+              file=sys.stderr, flush=True)
+        found[name] = done = profile.profile(runner, plugins, name, folder, ops)
+        path = profile.write(done, folder)
+        table = markdown(done, f"{name} — {title}")
+        write_atomically(path.with_name(path.name.replace(".sites.json", ".sites.md")), table)
+        print(table)
+    return found
+
+
+def _plugins_of_revisions(revs: list[str], repo: Path | None, runner: Path, target: str | None,
+                          plugin_path: str | None, cmake_arg: list[str] | None,
+                          cmake: str | None) -> dict[str, list[Path]]:
+    repo = revisions.toplevel(repo or Path.cwd())
+    spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
+                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()),
+                                cmake=buildspec.cmake_program(cmake))
+    out = {}
+    for rev in revs:
+        sha = revisions.resolve(repo, rev)
+        with revisions.locked(repo, sha):
+            out[rev] = [spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha,
+                                   buildspec.package_dir(runner))]
+    return out
+
+
+def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | None = None,
+        repo: Path | None = None, target: str | None = None, plugin_path: str | None = None,
+        cmake_arg: list[str] | None = None, cmake: str | None = None, ops: int = 2,
+        out: Path = Path("allocbench-profiles")) -> int:
+    if plugin and rev:
+        raise UserError("--plugin and --rev both say which plugin to profile: give one of them")
+    if len(rev or []) > 2:
+        raise UserError(f"--rev given {len(rev)} times: give one revision, or two to compare")
+    packages.ensure(PROFILE_PACKAGES)
+    runner = runner_path()
+    if rev:
+        sides = _plugins_of_revisions(rev, repo, runner, target, plugin_path, cmake_arg, cmake)
+    else:
+        sides = {"plugin": [p.resolve() for p in plugin] if plugin else
+                 [project.build_dir() / buildspec.DEFAULT_PLUGIN]}
+    for paths in sides.values():
+        for path in paths:
+            if not path.is_file():
+                raise UserError(f"--plugin {path}: no such file; give a scenario plugin (.so)")
+    profiled = {label: _profile_all(runner, paths, names,
+                                    out / _folder(label) if len(sides) > 1 else out, ops, label)
+                for label, paths in sides.items()}
+    if len(profiled) == 2:
+        (a, base), (b, cand) = profiled.items()
+        for name in names:
+            changes = sites_of.diff(base[name].costs, cand[name].costs)
+            print(f"### Sites of {md_code(name)}: {md_code(a)} → {md_code(b)}\n")
+            print("\n".join(f"- {c.text(md_code)}" for c in changes) or "- no site changed")
+            print()
+    exact = all(p.exact() for found in profiled.values() for p in found.values())
+    print(f"allocbench: profiles and site tables in {out}", file=sys.stderr)
+    return exit_codes.OK if exact else exit_codes.FAILED
+
+
+def _folder(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in label) or "plugin"
+
+
+def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
+                 folder: Path, limit: int, near: Path | None = None
+                 ) -> tuple[dict[str, list[sites_of.SiteChange]], str]:
+    """The site changes of the instances whose exact metrics changed (at most `limit`, the
+    biggest |ΔB/op| first), profiled on both sides; and a note when some or all were not
+    profiled (heaptrack missing, the cap). For `ab`: the gate stands without them."""
+    moved = [inst for inst in comparison.instances if not inst.failure and any(
+        c.verdict in ("worse", "better", "allowed") for c in inst.exact)]
+    if not moved:
+        return {}, ""
+    moved.sort(key=lambda inst: -max(abs(c.delta or 0) for c in inst.exact))
+    try:
+        packages.ensure(PROFILE_PACKAGES)
+    except UserError as e:
+        return {}, f"skipped, heaptrack is not available ({str(e).splitlines()[0]}: " \
+                   "apt-get install heaptrack)"
+    sibling = near.parent / RUNNER if near is not None else None
+    runner = sibling if sibling is not None and sibling.is_file() else runner_path()
+    found = {}
+    for inst in moved[:limit]:
+        name = inst.name
+        tables = [profile.profile(runner, plugins, name, folder / side, SITE_OPS)
+                  for side, plugins in (("base", base_plugins), ("cand", cand_plugins))]
+        for table in tables:
+            profile.write(table, table.profile.parent)
+        found[name] = sites_of.diff(tables[0].costs, tables[1].costs)
+    note = "" if len(moved) <= limit else \
+        f"profiled {limit} of the {len(moved)} instances whose allocations changed " \
+        "(--max-sites)"
+    return found, note

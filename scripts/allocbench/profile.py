@@ -1,0 +1,152 @@
+"""Profiling one scenario instance under heaptrack: two runs of allocbench-run-profile (the
+runner whose allocations reach heaptrack's hooks), one measuring N ops per count window and one
+2·N, then the per-op sites of the difference (sites.py).
+
+Each run is one process (--no-isolation), one instance (--filter ^name$), no time pass. The
+longer run's profile (.zst) is kept for heaptrack_gui and heaptrack_print; its count pass gives
+the allocs/op and B/op the sites must sum to, which `check` compares.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from allocbench import heaptrack_data, sites
+from allocbench.errors import MeasurementFailed, UserError
+from allocbench.fileio import read_json, write_atomically
+
+HEAPTRACK = "heaptrack"
+WARMUP = 3   # ops per thread before the windows, the cold one included
+
+
+@dataclass(frozen=True)
+class Profiled:
+    instance: str
+    ops: int                          # the measured ops the sites are divided by
+    costs: list[sites.SiteCost]
+    count: dict[str, float]           # the longer run's count pass: allocs/B per op, background
+    profile: Path                     # the longer run's heaptrack file
+    steady: bool
+
+    def total(self) -> tuple[Fraction, Fraction]:
+        """allocs/op and B/op of every site, the other threads' included."""
+        return (sum((c.allocs for c in self.costs), Fraction(0)),
+                sum((c.bytes for c in self.costs), Fraction(0)))
+
+    def expected(self) -> tuple[Fraction, Fraction]:
+        """What the sites must sum to: the count pass's allocs/op and B/op, which include the
+        threads an op starts, plus its background (other threads) per op."""
+        c = self.count
+        return (Fraction(c["allocs_per_op"]) + Fraction(c["background_allocs_per_op"]),
+                Fraction(c["bytes_per_op"]) + Fraction(c["background_bytes_per_op"]))
+
+    def exact(self) -> bool:
+        return self.total() == self.expected()
+
+
+def instances(runner: Path, plugins: list[Path]) -> list[str]:
+    command = [str(runner), *(a for p in plugins for a in ("--plugin", str(p))), "--list"]
+    done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+    if done.returncode != 0:
+        raise UserError(f"{runner} --list failed: {done.stderr.strip()[:300]}")
+    return done.stdout.split("\n")[:-1] if done.stdout else []
+
+
+def check_names(names: list[str], known: list[str]) -> None:
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else \
+                "; 'allocbench-run --list' shows the instances"
+            raise UserError(f"no scenario instance is named {name!r}{hint}")
+
+
+def _run(runner: Path, plugins: list[Path], name: str, ops: str, out: Path) -> dict[str, Any]:
+    """One heaptrack run; the instance's result from its results file. Both runs of a profile
+    must do the same work outside the ops, to the byte: their command lines and file names
+    have the same length (`ops` zero-padded, `out` named .run1/.run2)."""
+    results = out.with_name(out.name + ".results.json")
+    command = [HEAPTRACK, "-o", str(out), str(runner),
+               *(a for p in plugins for a in ("--plugin", str(p))),
+               "--filter", f"^{re.escape(name)}$", "--no-time", "--no-isolation", "--quiet",
+               "--count-warmup", str(WARMUP), "--count-ops", ops, "--force-count-ops",
+               "--out", str(results)]
+    done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+    zst = out.with_name(out.name + ".zst")
+    if done.returncode not in (0, 1) or not zst.is_file() or not results.is_file():
+        said = [line for line in done.stderr.splitlines() if line.startswith("allocbench-run")]
+        tail = said or (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise MeasurementFailed(f"heaptrack {runner.name} ({name}) failed with exit code "
+                                f"{done.returncode}: {' / '.join(tail)}")
+    (result,) = json.loads(results.read_text())["results"]
+    results.unlink()
+    if result.get("error"):
+        raise MeasurementFailed(f"{name} failed under heaptrack: {result['error']}")
+    return result
+
+
+def profile(runner: Path, plugins: list[Path], name: str, folder: Path, ops: int
+            ) -> Profiled:
+    """Runs `name` with `ops` and 2·`ops` ops per window; keeps the longer run's profile."""
+    folder.mkdir(parents=True, exist_ok=True)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")
+    width = len(str(2 * ops))
+    runs = [folder / f"{slug}.run1", folder / f"{slug}.run2"]
+    first = _run(runner, plugins, name, f"{ops:0{width}d}", runs[0])
+    result = _run(runner, plugins, name, f"{2 * ops:0{width}d}", runs[1])
+    if (first["alloc"]["window_ops"], result["alloc"]["window_ops"]) != (ops, 2 * ops):
+        raise MeasurementFailed(f"{name}: the runs measured {first['alloc']['window_ops']} and "
+                                f"{result['alloc']['window_ops']} ops per window, not {ops} and "
+                                f"{2 * ops}; is {runner.name} older than this allocbench?")
+    files = [run.with_name(run.name + ".zst") for run in runs]
+    owned = {p.name for p in plugins}
+    data = [sites.calls_by_site(heaptrack_data.read(f), owned, runner.name) for f in files]
+    kept = folder / f"{slug}.zst"
+    files[0].unlink()
+    files[1].replace(kept)
+    measured = 2 * ops * result["threads"]   # the longer run's extra ops: 2 windows of N more
+    costs = sites.per_op(data[0], data[1], measured)
+    count = {k: result["alloc"][k] for k in ("allocs_per_op", "bytes_per_op",
+                                             "background_allocs_per_op",
+                                             "background_bytes_per_op")}
+    return Profiled(name, measured, costs, count, kept, bool(result["alloc"].get("steady", True)))
+
+
+def write(profiled: Profiled, folder: Path) -> Path:
+    """<instance>.sites.json beside the profile; its path."""
+    doc = {"instance": profiled.instance, "ops": profiled.ops,
+           "count_pass": profiled.count, "steady": profiled.steady,
+           "exact": profiled.exact(), "profile": profiled.profile.name,
+           "sites": sites.to_json(profiled.costs)}
+    path = profiled.profile.with_name(profiled.profile.name[:-len(".zst")] + ".sites.json")
+    write_atomically(path, json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+def load_tables(folder: Path) -> dict[str, list[sites.SiteCost]]:
+    """The site tables (*.sites.json) in `folder`, by instance."""
+    if not folder.is_dir():
+        raise UserError(f"--sites {folder}: no such folder; give the --out of allocbench "
+                        "profile (it holds <instance>.sites.json)")
+    tables = {}
+    for path in sorted(folder.glob("*.sites.json")):
+        doc = read_json(path, "the site table", "profile the instance again")
+        if not isinstance(doc, dict) or not isinstance(doc.get("instance"), str) or \
+                not isinstance(doc.get("sites"), list):
+            raise UserError(f"{path}: not a site table of allocbench profile; profile the "
+                            "instance again")
+        try:
+            tables[doc["instance"]] = sites.from_json(doc["sites"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise UserError(f"{path}: a site is damaged ({type(e).__name__}: {e}); profile "
+                            "the instance again") from None
+    if not tables:
+        raise UserError(f"--sites {folder}: no site tables (*.sites.json) there")
+    return tables

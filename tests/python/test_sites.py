@@ -1,0 +1,118 @@
+"""heaptrack_data.py and sites.py on hand-written profiles: the record format, stacks, folding
+to the user's frames, the per-op difference and the site diff. The same code on real heaptrack
+profiles of the built-in scenarios: test_profile.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+
+from allocbench import heaptrack_data, sites
+
+RUNNER = "allocbench-run-profile"
+PLUGIN = "plugin.so"
+
+
+def profile_text(calls: dict[int, int]) -> list[str]:
+    """A profile in heaptrack's format: strings, ips (one with an inlined library frame), two
+    stacks and allocations; `calls`: allocation index → how many '+' records."""
+    lines = ["v 10400 3",
+             f"s {len('/bin/' + RUNNER):x} /bin/{RUNNER}",      # 1
+             f"s {len('/lib/' + PLUGIN):x} /lib/{PLUGIN}",      # 2
+             "s 6 malloc",                                       # 3
+             "s 9 Span::Tag",                                    # 4
+             "s 7 span.cc",                                      # 5
+             "s 1d std::basic_string::_M_create",               # 6
+             "s 21 /usr/include/c++/12/basic_string",           # 7
+             "s 9 RunThread",                                    # 8
+             "s 7 Spawned",                                      # 9
+             "i 1000 1 3",                    # 1: malloc in the runner, no file
+             "i 2000 2 6 7 c8 4 5 58",        # 2: _M_create inlined into Span::Tag (span.cc:88)
+             "i 3000 1 8",                    # 3: the runner's thread function
+             "i 4000 2 9 5 a",                # 4: a thread the plugin started (span.cc:10)
+             # Traces from the outermost frame in: 3 is malloc ← Tag ← RunThread, 6 is
+             # malloc ← Tag ← Spawned.
+             "t 3 0", "t 2 1", "t 1 2", "t 4 0", "t 2 4", "t 1 5"]
+    lines += ["a 20 3", "a 11 3", "a 40 6"]            # 32 B and 17 B on the op thread, 64 B
+    for index, n in calls.items():
+        lines += [f"+ {index:x}"] * n + [f"- {index:x}"] * n
+    return lines
+
+
+def test_records_are_read_into_stacks_innermost_first():
+    profile = heaptrack_data.parse(profile_text({0: 3}))
+    assert heaptrack_data.allocations(profile) == Counter({(32, 3): 3})
+    stack = profile.stack(3)
+    assert [(f.function, f.file, f.line) for f in stack] == [
+        ("malloc", "", 0), ("std::basic_string::_M_create", "/usr/include/c++/12/basic_string",
+                            200), ("Span::Tag", "span.cc", 88), ("RunThread", "", 0)]
+    assert [f.module.rsplit("/", 1)[1] for f in stack] == [RUNNER, PLUGIN, PLUGIN, RUNNER]
+
+
+def test_a_site_is_the_users_frames_via_the_library_function_and_its_thread():
+    profile = heaptrack_data.parse(profile_text({}))
+    op = sites.site_of(profile.stack(3), {PLUGIN}, RUNNER)
+    assert op == sites.Site((("Span::Tag", "span.cc", 88),), False,
+                            "std::basic_string::_M_create")
+    spawned = sites.site_of(profile.stack(6), {PLUGIN}, RUNNER)
+    assert spawned.background and spawned.frames[-1] == ("Spawned", "span.cc", 10)
+
+
+def test_per_op_is_the_difference_of_two_runs_divided_by_the_ops():
+    # 10 and 30 calls of 32 B, 10 and 30 of 17 B, 4 and 4 of 64 B (setup: not per op).
+    short = sites.calls_by_site(heaptrack_data.parse(profile_text({0: 10, 1: 10, 2: 4})),
+                                {PLUGIN}, RUNNER)
+    long = sites.calls_by_site(heaptrack_data.parse(profile_text({0: 30, 1: 30, 2: 4})),
+                               {PLUGIN}, RUNNER)
+    (cost,) = sites.per_op(short, long, ops=20)
+    assert cost.sizes == ((17, Fraction(1)), (32, Fraction(1)))
+    assert (cost.allocs, cost.bytes) == (2, 49)
+    assert sites.sizes_text(cost.sizes) == "1 × 32 B + 1 × 17 B"
+
+
+@pytest.mark.parametrize("name, short", [
+    ("tracer::TagStore::SetInMap(std::string, std::basic_string_view<char>)",
+     "tracer::TagStore::SetInMap"),
+    ("void* allocbench::hooks::CountedAllocPath<F>(unsigned long, F)",
+     "allocbench::hooks::CountedAllocPath"),
+    ("std::pair<A, B> std::_Hashtable<K, V>::_M_emplace<Args>(std::true_type, Args&&)",
+     "std::_Hashtable::_M_emplace"),
+    ("Foo::Bar() const", "Foo::Bar"), ("operator()<>", "operator()"), ("Hex16", "Hex16")])
+def test_short_function_names(name, short):
+    assert sites.short_function(name) == short
+
+
+def cost(function: str, line: int, *sizes: tuple[int, int], via: str = "") -> sites.SiteCost:
+    return sites.SiteCost(sites.Site(((function, "span.cc", line),), False, via),
+                          tuple((size, Fraction(n)) for size, n in sizes))
+
+
+def test_the_diff_matches_sites_by_function_not_line_and_sorts_by_bytes():
+    base = [cost("Span::Tag", 10, (32, 3)), cost("Span::Name", 20, (17, 1)),
+            cost("Span::Tag", 12, (8, 1))]   # one function at two lines: one site
+    cand = [cost("Span::Tag", 14, (32, 3), (8, 1)),            # moved by an edit: same
+            cost("Span::Link", 30, (96, 1)), cost("Span::Name", 21, (24, 1))]
+    changes = sites.diff(base, cand)
+    assert [(c.kind, c.site.frames[0][0], c.bytes, c.allocs) for c in changes] == [
+        ("new", "Span::Link", 96, 1), ("changed", "Span::Name", 7, 0)]
+    assert changes[0].text() == "+96 B/op, +1 allocs/op: new site Span::Link (span.cc:30) " \
+                                "1 × 96 B"
+    assert changes[1].text() == "+7 B/op, +0 allocs/op: site Span::Name (span.cc:21) " \
+                                "+1 × 24 B −1 × 17 B (1 × 17 B → 1 × 24 B)"
+    gone = sites.diff(cand, base)
+    assert gone[0].text() == "−96 B/op, −1 allocs/op: site gone Span::Link (span.cc:30) " \
+                             "(was 1 × 96 B)"
+
+
+def test_a_new_line_in_a_function_whose_other_lines_stayed_is_a_new_site():
+    base = [cost("Span::Tag", 10, (32, 3))]
+    cand = [cost("Span::Tag", 10, (32, 3)), cost("Span::Tag", 11, (96, 1))]
+    (change,) = sites.diff(base, cand)
+    assert change.text() == "+96 B/op, +1 allocs/op: new site Span::Tag (span.cc:11) 1 × 96 B"
+
+
+def test_site_tables_survive_json():
+    costs = [cost("Span::Tag", 10, (32, 3), via="std::basic_string::_M_create")]
+    assert sites.from_json(sites.to_json(costs)) == costs
