@@ -15,6 +15,7 @@ from typing import Callable
 from allocbench import compare as cmp
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
 from allocbench.escape import md_code, md_text, terminal
+from allocbench.sites import SiteChange
 from allocbench.report import format_value
 
 Escape = Callable[[str], str]
@@ -150,7 +151,8 @@ def _method(comparison: Comparison) -> str:
             f"than {s.min_samples} samples) never gates.")
 
 
-def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str:
+def console(comparison: Comparison, fail_on: str, show_all: bool = False,
+            sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
     out = [f"{title} {terminal(side.label)} ({terminal(str(side.path))}, "
            f"{_plural(len(side.docs), 'file')})"
            for title, side in (("base:     ", comparison.base), ("candidate:", comparison.cand))]
@@ -167,6 +169,11 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False) -> str
     for what, names in (("added", comparison.added), ("removed", comparison.removed)):
         if names:
             out.append(f"{what}: {', '.join(map(terminal, names))}")
+    for name, changes in (sites or {}).items():
+        out += ["", f"sites of {terminal(name)} (heaptrack, per op):"]
+        out += [f"  {c.text(terminal, terminal)}" for c in changes] or ["  none changed"]
+    if sites_note:
+        out += ["", f"allocation sites: {terminal(sites_note)}"]
     out += ["", gate_line(comparison, fail_on)]
     return "\n".join(out) + "\n"
 
@@ -189,25 +196,60 @@ def _bullets(inst: InstanceComparison, verdicts: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...]) -> list[str]:
+SITE_LINES = 5   # site changes shown under an instance; the rest are in the collapsed list
+EXACT_SECTIONS = (cmp.WORSE, cmp.BETTER, cmp.ALLOWED)
+
+
+def _site_lines(changes: list[SiteChange] | None) -> list[str]:
+    if changes is None:
+        return []
+    lines = [f"- ↳ {c.text(md_code, md_text)}" for c in changes[:SITE_LINES]]
+    if len(changes) > SITE_LINES:
+        lines.append(f"- ↳ … and {len(changes) - SITE_LINES} more site changes (below)")
+    return lines or ["- ↳ no allocation site changed (heaptrack)"]
+
+
+def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...],
+             sites: dict[str, list[SiteChange]]) -> list[str]:
     out = []
     for inst in comparison.instances:
         bullets = _bullets(inst, verdicts)
         if bullets:
+            if any(c.verdict in verdicts and c.verdict in EXACT_SECTIONS for c in inst.exact):
+                bullets += _site_lines(sites.get(inst.name))
             out += ["", f"scenario:{md_code(inst.name)}", ""] + bullets
     return [f"### {title}"] + out + [""] if out else []
 
 
-def markdown(comparison: Comparison, fail_on: str) -> str:
+def _sites_details(sites: dict[str, list[SiteChange]], note: str) -> list[str]:
+    """Every site change, per instance, collapsed; or why sites were not profiled."""
+    out = [f"<sub>Allocation sites: {md_text(note)}</sub>", ""] if note else []
+    if not sites:
+        return out
+    out += ["<details>", f"<summary>Allocation sites that changed, per op "
+            f"(heaptrack, {len(sites)} instance{'s' if len(sites) != 1 else ''})</summary>",
+            ""]
+    for name, changes in sites.items():
+        out += [f"scenario:{md_code(name)}", ""]
+        out += [f"- {c.text(md_code, md_text)}" for c in changes] or ["- none"]
+        out.append("")
+    return out + ["</details>", ""]
+
+
+def markdown(comparison: Comparison, fail_on: str,
+             sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
+    """The pull-request comment; `sites`: the site changes (sites.diff) of the instances
+    profiled on both sides, shown under their exact changes; `sites_note`: why they were not."""
+    sites = sites or {}
     b, c = comparison.base, comparison.cand
     mark = "❌ " if cmp.gated(comparison, fail_on) else "✅ "
     out = [f"## allocbench: {md_code(b.label)} → {md_code(c.label)}", "",
            f"**{summary(comparison)}**", "", mark + gate_line(comparison, fail_on, md_text), ""]
-    out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE))
-    out += _section(comparison, "Improvements", (cmp.BETTER,))
+    out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE), sites)
+    out += _section(comparison, "Improvements", (cmp.BETTER,), sites)
     out += _section(comparison, "Unstable or nondeterministic (never gate)",
-                    (cmp.NONDETERMINISTIC, cmp.UNSTABLE))
-    out += _section(comparison, "Within budget", (cmp.ALLOWED,))
+                    (cmp.NONDETERMINISTIC, cmp.UNSTABLE), sites)
+    out += _section(comparison, "Within budget", (cmp.ALLOWED,), sites)
     for what, names in (("Added", comparison.added), ("Removed", comparison.removed)):
         if names:
             out += [f"### {what} scenarios", "", *(f"- {md_code(n)}" for n in names), ""]
@@ -220,5 +262,6 @@ def markdown(comparison: Comparison, fail_on: str) -> str:
     for verdict, name, metric, base, cand, change in rows:
         verdict_cell = f"{MARK[verdict]} {verdict}".strip()
         out.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
-    out += ["", "</details>", "", f"<sub>{_method(comparison)}</sub>"]
+    out += ["", "</details>", ""] + _sites_details(sites, sites_note)
+    out += [f"<sub>{_method(comparison)}</sub>"]
     return "\n".join(out) + "\n"

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from allocbench import compare as cmp
+from allocbench import sites as sites_of
 from allocbench import stats
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, Side, TimeChange
 from allocbench.config import TimeSettings
 from allocbench.fileio import json_path
+from allocbench.sites import SiteChange
 from allocbench.validate import MISSING, Checker
 
 FIX = "write it again with 'allocbench compare --format json'"
@@ -31,7 +33,8 @@ def _time_json(t: TimeChange) -> dict[str, Any]:
     return out
 
 
-def to_json(comparison: Comparison, fail_on: str) -> str:
+def to_json(comparison: Comparison, fail_on: str,
+            sites: dict[str, list[SiteChange]] | None = None) -> str:
     doc = {
         "base": {"label": comparison.base.label, "path": str(comparison.base.path),
                  "files": len(comparison.base.docs)},
@@ -52,6 +55,10 @@ def to_json(comparison: Comparison, fail_on: str) -> str:
                        "delta": c.delta, "percent": c.percent} for c in inst.exact],
             "time": [_time_json(t) for t in inst.time]} for inst in comparison.instances],
     }
+    if sites is not None:   # the site changes of the instances profiled on both sides
+        doc["sites"] = {name: [{"kind": c.kind, "allocs_per_op": sites_of.number(c.allocs),
+                                "bytes_per_op": sites_of.number(c.bytes), "text": c.text()}
+                               for c in changes] for name, changes in sites.items()}
     return json.dumps(doc, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 

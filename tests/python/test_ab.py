@@ -12,6 +12,7 @@ import pytest
 
 from allocbench import cli, revisions
 from allocbench.errors import UserError
+from conftest import ROOT
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
 project(e2e_scenarios CXX)
@@ -120,8 +121,16 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     assert sorted(p.name for p in (run_dir / "base").iterdir()) == ["fork-1.json", "fork-2.json"]
     fork = json.loads((run_dir / "cand" / "fork-2.json").read_text())
     assert fork["context"]["revision"]["sha"] == shas["tags"]
-    assert "- 🟥 `bytes_per_op` +96 B (48 → 144, +200.0%)" in (
-        run_dir / "comparison.md").read_text()
+    comment = (run_dir / "comparison.md").read_text()
+    assert "- 🟥 `bytes_per_op` +96 B (48 → 144, +200.0%)" in comment
+    # Under it, where (heaptrack, both sides): the span scenario's function gained one 96-byte
+    # block (the plugin has no debug information: one site per function, no line).
+    line = ("↳ +96 B/op, +1 allocs/op: site `StartSpan` +1 × 96 B (1 × 48 B → 1 × 96 B + "
+            "1 × 48 B)")
+    assert f"- {line}" in comment
+    assert f"``{line}``" in (ROOT / "README.md").read_text()   # the README's example
+    assert sorted(p.name for p in (run_dir / "sites" / "cand").glob("*.sites.json")) == [
+        "e2e_start_span.sites.json"]
     # allocbench's state never shows up as untracked files in the user's repository.
     assert git(repo, "status", "--porcelain") == ""
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from allocbench import buildspec, compare_format, compare_json, graft, packages
 from allocbench import proc, project, revisions
+from allocbench import compare as cmp
 from allocbench.commands import compare as compare_command
+from allocbench.commands import profile as profile_command
 from allocbench.commands import report as report_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
@@ -125,6 +127,11 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_arguments(parser, forks=3)
     compare_command.add_gate_arguments(parser)
     report_command.add_report_argument(parser, "the comparison")
+    parser.add_argument("--no-sites", action="store_true",
+                        help="do not profile the instances whose allocations changed (by "
+                             "default: heaptrack on both sides, the site changes in the comment)")
+    parser.add_argument("--max-sites", type=positive, default=3, metavar="N",
+                        help="profile at most N instances, the biggest B/op changes first [3]")
 
 
 def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
@@ -133,8 +140,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
         instance_timeout: str | None = None, no_time: bool = False, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
-        calibration: Path | None = None, show_all: bool = False, report: Path | None = None
-        ) -> int:
+        calibration: Path | None = None, show_all: bool = False, report: Path | None = None,
+        no_sites: bool = False, max_sites: int = 3) -> int:
     if report is not None:
         report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
@@ -162,10 +169,16 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         config = repo / compare_command.DEFAULT_CONFIG
     if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
         calibration = repo / compare_command.DEFAULT_CALIBRATION
-    comparison, text, code = compare_command.gate(
-        folders["base"], folders["cand"], format=format, fail_on=fail_on, config_path=config,
-        threshold=threshold, calibration=calibration, show_all=show_all)
-    write_atomically(out / "comparison.md", compare_format.markdown(comparison, fail_on))
+    comparison = compare_command.judge(folders["base"], folders["cand"], config_path=config,
+                                       threshold=threshold, calibration=calibration)
+    sites, note = ({}, "") if no_sites else profile_command.site_changes(
+        comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
+        max_sites, runner)
+    text = compare_command.render(comparison, format=format, fail_on=fail_on,
+                                  show_all=show_all, sites=sites, sites_note=note)
+    code = 1 if cmp.gated(comparison, fail_on) else 0
+    write_atomically(out / "comparison.md",
+                     compare_format.markdown(comparison, fail_on, sites, note))
     print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
     print(text, end="")
     if report is not None:

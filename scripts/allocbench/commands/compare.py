@@ -12,7 +12,9 @@ import math
 from pathlib import Path
 
 from allocbench import compare as cmp
-from allocbench import compare_format, compare_json, config
+from allocbench import compare_format, compare_json, config, profile
+from allocbench import sites as sites_of
+from allocbench.sites import SiteChange
 
 FORMATS = ("console", "markdown", "json")
 DEFAULT_CONFIG = config.DEFAULT_NAME
@@ -54,36 +56,58 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", type=Path, help="baseline results file or directory of forks")
     parser.add_argument("cand", type=Path, help="candidate results file or directory of forks")
     add_gate_arguments(parser)
+    parser.add_argument("--sites", nargs=2, type=Path, metavar=("BASE_DIR", "CAND_DIR"),
+                        help="the two sides' site tables (*.sites.json of allocbench profile): "
+                             "their changes are shown under each instance")
 
 
 def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any",
          config_path: Path | None = None, threshold: float | None = None,
-         calibration: Path | None = None, show_all: bool = False
+         calibration: Path | None = None, show_all: bool = False,
+         sites: dict[str, list[SiteChange]] | None = None, sites_note: str = ""
          ) -> tuple[cmp.Comparison, str, int]:
     """Compares, formats; returns (comparison, text, exit code). No `config_path`, no
     `calibration`: the defaults, whatever the current directory holds."""
+    comparison = judge(base, cand, config_path=config_path, threshold=threshold,
+                       calibration=calibration)
+    text = render(comparison, format=format, fail_on=fail_on, show_all=show_all, sites=sites,
+                  sites_note=sites_note)
+    return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
+
+
+def judge(base: Path, cand: Path, *, config_path: Path | None = None,
+          threshold: float | None = None, calibration: Path | None = None) -> cmp.Comparison:
     cfg = config.load(config_path) if config_path else config.Config()
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
     noise = cmp.load_calibration(calibration) if calibration else None
-    comparison = cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise)
+    return cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise)
+
+
+def render(comparison: cmp.Comparison, *, format: str, fail_on: str, show_all: bool = False,
+           sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
     if format == "markdown":
-        text = compare_format.markdown(comparison, fail_on)
-    elif format == "json":
-        text = compare_json.to_json(comparison, fail_on)
-    else:
-        text = compare_format.console(comparison, fail_on, show_all)
-    return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
+        return compare_format.markdown(comparison, fail_on, sites, sites_note)
+    if format == "json":
+        return compare_json.to_json(comparison, fail_on, sites)
+    return compare_format.console(comparison, fail_on, show_all, sites, sites_note)
 
 
 def run(*, base: Path, cand: Path, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
-        calibration: Path | None = None, show_all: bool = False) -> int:
+        calibration: Path | None = None, show_all: bool = False,
+        sites: list[Path] | None = None) -> int:
     if config is None and Path(DEFAULT_CONFIG).is_file():
         config = Path(DEFAULT_CONFIG)
     if calibration is None and DEFAULT_CALIBRATION.is_file():
         calibration = DEFAULT_CALIBRATION
+    changes = None
+    if sites:
+        base_sites, cand_sites = (profile.load_tables(folder) for folder in sites)
+        changes = {name: sites_of.diff(base_sites[name], cand_sites[name])
+                   for name in base_sites if name in cand_sites}
     _, text, code = gate(base, cand, format=format, fail_on=fail_on, config_path=config,
-                         threshold=threshold, calibration=calibration, show_all=show_all)
+                         threshold=threshold, calibration=calibration, show_all=show_all,
+                         sites=changes)
     print(text, end="")
     return code
