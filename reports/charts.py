@@ -194,3 +194,44 @@ def bars(title: str, groups: list[tuple[str, str, list[tuple[str, float]]]],
             top += row
         top += 6
     return _svg(width, height, title, body)
+
+
+def flame(title: str, stacks: list[tuple[list[str], float, str]], width: int = 960) -> str:
+    """An icicle graph of per-op allocations: one box per frame, the outermost on top, as wide
+    as the bytes allocated below it; `stacks`: (frames outermost first, B/op, tooltip)."""
+    root: dict = {"children": {}, "bytes": 0.0, "tips": []}
+    for frames, size, tip in stacks:
+        node = root
+        node["bytes"] += size
+        for frame in frames:
+            node = node["children"].setdefault(frame, {"children": {}, "bytes": 0.0,
+                                                       "tips": []})
+            node["bytes"] += size
+        node["tips"].append(tip)
+    row = 18
+    total = root["bytes"] or 1.0
+    body: list[str] = []
+
+    def draw(node: dict, x: float, depth: int) -> int:
+        deepest = depth
+        for k, (name, child) in enumerate(sorted(node["children"].items(),
+                                                 key=lambda item: -item[1]["bytes"])):
+            w = (width - 2) * child["bytes"] / total
+            y = 1 + depth * row
+            tip = f"{name}: {_num(child['bytes'])} B/op" + "".join(
+                f"\n{t}" for t in child["tips"])
+            body.append(f'<g><title>{_text(tip)}</title><rect x="{x + 1:.1f}" y="{y}" '
+                        f'width="{max(w - 1, 0.5):.1f}" height="{row - 2}" '
+                        f'fill="{PALETTE[(depth + k) % len(PALETTE)]}" fill-opacity="0.75"/>')
+            if w > 40:
+                label = name if len(name) * 6.2 < w - 6 else name[:max(int((w - 6) / 6.2) - 1,
+                                                                       1)] + "…"
+                body.append(f'<text x="{x + 4:.1f}" y="{y + 12}" fill="#000">'
+                            f'{_text(label)}</text>')
+            body.append("</g>")
+            deepest = max(deepest, draw(child, x, depth + 1))
+            x += w
+        return deepest
+
+    depth = draw(root, 0.0, 0)
+    return _svg(width, depth * row + 4, title, body)

@@ -2,8 +2,9 @@
 results files, per machine and allocator, in sweep order) and comparisons (compare JSON, or an
 `ab` folder compared here).
 
-Inputs are told apart by what they are: a folder with base/ and cand/ is an `ab` folder; another
-folder is read for results files; a .json file is a compare JSON when it has `instances` and
+Inputs are told apart by what they are: a folder with base/ and cand/ is an `ab` folder; a
+folder of *.sites.json is `allocbench profile`'s (site tables per instance); another folder is
+read for results files; a .json file is a compare JSON when it has `instances` and
 `gate`, else a results file. A store record that cannot be read is kept as an *unreadable*
 revision with the reason (Site.problems lists it too), so one damaged file costs its revision,
 not the site.
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from allocbench import compare as cmp
-from allocbench import compare_json, config, results
+from allocbench import compare_json, config, profile, results
 from allocbench.errors import UserError
 from allocbench.fileio import read_json
 from allocbench.store import Store, preference, problem
@@ -98,6 +99,7 @@ class Site:
     histories: list[History] = field(default_factory=list)
     comparisons: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (origin, doc)
     problems: list[str] = field(default_factory=list)   # unreadable records, for the exit code
+    sites: dict[str, list[Any]] = field(default_factory=dict)   # instance → sites.SiteCost
 
 
 def version_key(label: str) -> tuple:
@@ -215,6 +217,8 @@ def read(inputs: list[Path], store: Path | None, machines: list[str], allocators
     for path in inputs:
         if path.is_dir() and (path / "base").is_dir() and (path / "cand").is_dir():
             site.comparisons.append((str(path), from_ab(path, config_path)))
+        elif path.is_dir() and any(path.glob("*.sites.json")):   # allocbench profile's --out
+            site.sites.update(profile.load_tables(path))
         elif path.is_dir():
             files = sorted(path.glob("*.json"))
             if not files:
@@ -232,9 +236,9 @@ def read(inputs: list[Path], store: Path | None, machines: list[str], allocators
         from_results(result_files, site)
     if store is not None:
         from_store(store, machines, allocators, site)
-    if not site.histories and not site.comparisons:
+    if not site.histories and not site.comparisons and not site.sites:
         raise UserError("nothing to report: give results files (e.g. results/*.json), an ab "
-                        "folder, a compare JSON, or --store DIR")
+                        "folder, a compare JSON, a folder of profiles, or --store DIR")
     return site
 
 

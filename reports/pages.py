@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from allocbench import compare_format, compare_json, packages, report, scaling, sweep_table
+from allocbench import sites as sites_of
 from allocbench.report import format_value
 
 from reports import charts, plots
@@ -211,8 +212,35 @@ def _status(point: Point, result: dict[str, Any] | None) -> str:
     return f"unreadable: {point.problem}" if point.status == UNREADABLE else point.problem
 
 
+def _sites(costs: list[Any] | None, name: str, pics: Pictures) -> dict[str, Any] | None:
+    """The instance's per-op site table (allocbench profile) and its flame graph."""
+    if costs is None:
+        return None
+    rows = [{"frames": [sites_of.where(f) for f in c.site.frames], "via": c.site.via,
+             "other_thread": c.site.background, "allocs": sites_of._count(c.allocs),
+             "bytes": sites_of._count(c.bytes), "sizes": sites_of.sizes_text(c.sizes)}
+            for c in costs]
+    stacks = [([*(sites_of.short_function(f) for f, _, _ in reversed(c.site.frames)),
+                *([c.site.via] if c.site.via else [])]
+               if not c.site.background else
+               ["another thread", *(sites_of.short_function(f)
+                                    for f, _, _ in reversed(c.site.frames))],
+               float(c.bytes), f"{sites_of.where(c.site.frames[0])}: {rows[i]['sizes']}")
+              for i, c in enumerate(costs) if c.bytes > 0]
+    flame = pics.get("flame", charts.flame, f"B/op of {name} by call stack", stacks) \
+        if stacks else None
+    total = sum(c.bytes for c in costs), sum(c.allocs for c in costs)
+    return {"rows": rows, "flame": flame, "bytes": sites_of._count(total[0]),
+            "allocs": sites_of._count(total[1])}
+
+
 def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, Any]:
+    found_sites = _sites(site.sites.get(name), name, pics)
     histories = [h for h in site.histories if any(p.result(name) for p in h.points)]
+    if not histories:   # profiled only
+        return {"name": name, "primary": None, "histories": [], "charts": [],
+                "time_charts": [], "rows": [], "fits": [], "allocators": None,
+                "links": links, "sites": found_sites}
     # The longest history draws the allocations (a single results file beside a store must
     # not hide the sweep); the others have the same B/op by construction.
     histories.sort(key=lambda h: -len(h.measured()))
@@ -255,7 +283,7 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
                                      allocators["groups"])
     return {"name": name, "primary": primary, "histories": histories, "charts": charts_out,
             "time_charts": time_charts, "rows": rows, "fits": fits, "allocators": allocators,
-            "links": links}
+            "links": links, "sites": found_sites}
 
 
 # ---- sweep, run, comparison

@@ -60,7 +60,7 @@ def _asset(name: str) -> str:
 
 
 def _links(site: Site) -> pages.Links:
-    names = dict.fromkeys(n for h in site.histories for n in h.names())
+    names = dict.fromkeys([*(n for h in site.histories for n in h.names()), *site.sites])
     scenarios = {n: f"scenario/{pages.slug(n)}.html" for n in names}
     sweeps = [(h, f"sweep/{pages.slug(h.title)}-{i}.html") for i, h in enumerate(site.histories)]
     runs = {}

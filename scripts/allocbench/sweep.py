@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -103,12 +104,29 @@ def _output(value: str | bytes | None) -> str:
     return value or ""
 
 
+def _tree_key(plan: Plan) -> str:
+    # a tree without submodules stays without: `none` gets its own
+    return plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
+
+
+def build_plugin(plan: Plan, sha: str, into: Path) -> Path:
+    """`sha`'s plugin built as measure() builds it (checked out, grafted, in the shared tree),
+    copied into the folder `into`: the tree's next build replaces the original."""
+    key = _tree_key(plan)
+    with revisions.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
+        tree = revisions.shared_tree(plan.repo, key)
+        source = grafting.checkout(plan.repo, sha, list(plan.grafts),
+                                   submodules=plan.submodules, tree=tree[0])
+        plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
+        into.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copy2(plugin, into / plugin.name))
+
+
 def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
     """Checks out, grafts, builds and runs `sha` (labelled `name`) in the plan's shared tree;
     stores and returns its record. A failing build or run is recorded with the end of its log,
     not raised."""
-    # a tree without submodules stays without: `none` gets its own
-    key = plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
+    key = _tree_key(plan)
     with revisions.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
         return _measure(plan, sha, name, revisions.shared_tree(plan.repo, key))
 

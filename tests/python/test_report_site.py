@@ -458,3 +458,31 @@ def test_the_spread_is_numpys_linear_percentiles(samples):
     assert pages.spread(result) == pytest.approx(
         {"median": median, "q1": q1, "q3": q3, "min": min(samples), "max": max(samples)},
         abs=1e-12)
+
+
+def test_a_folder_of_profiles_adds_each_instances_sites_and_flame_graph(tmp_path):
+    from fractions import Fraction
+
+    from allocbench import sites
+    costs = [sites.SiteCost(sites.Site((("Span::SetTag", "span.cc", 88), ("Start", "app.cc", 3)),
+                                       False, "std::basic_string::_M_create"),
+                            ((32, Fraction(3)),)),
+             sites.SiteCost(sites.Site((("Flush", "writer.cc", 9),), True), ((100, Fraction(1)),))]
+    rd.write(tmp_path / "profiles" / "span.sites.json",
+             {"instance": "tracer/start_span", "sites": sites.to_json(costs)})
+    out = build(tmp_path, rd.history(), str(tmp_path / "profiles"))
+    page = scenario_page(out, "tracer/start_span")
+    assert page.table("sites") == [
+        ["site", "allocs/op", "B/op", "sizes"],
+        ["Span::SetTag (span.cc:88) ← Start (app.cc:3) via std::basic_string::_M_create", "3",
+         "96", "3 × 32 B"],
+        ["another thread: Flush (writer.cc:9)", "1", "100", "1 × 100 B"]]
+    text = " ".join("".join(page.text).split())
+    assert "Total 196 B/op in 4 allocs/op." in text
+    flame = next(src for src in page.images if "flame-" in src)
+    tree = ET.parse(out / "scenario" / flame)
+    labels = [t.text for t in tree.iter("{http://www.w3.org/2000/svg}text")]
+    # Outermost frame on top, the widest (most bytes) first: the other thread's 100 B, then
+    # the op's 96 B from Start inwards, ending in the library function it allocated through.
+    assert labels == ["another thread", "Flush", "Start", "Span::SetTag",
+                      "std::basic_string::_M_create"]

@@ -235,6 +235,12 @@ def test_bisect_names_each_known_change(tracer, build_flags, full_sweep, tmp_pat
         before = tracer.commits[good].expected(True)[scenario]["bytes_per_op"]
         after = commit.expected(True)[scenario]["bytes_per_op"]
         assert f"    {commit.subject}\n    bytes_per_op {before} → {after} " in out
+        # It ends with the sites that changed between the two commits (heaptrack): their
+        # changes add up to the step.
+        shown = out.split(f"sites of {scenario}, {tracer.commits[first - 1].sha[:10]} → "
+                          f"{sha[1][:10]}")[1].splitlines()[1:]
+        assert shown and sum(int(line.split(" B/op")[0].replace("−", "-"))
+                             for line in shown) == after - before, out
         span = bad - good
         measured = int(out.split("commits after good; ")[1].split(" measured")[0])
         # The README's bound: ⌈log2 N⌉ probes of the N commits, plus up to two per skip.

@@ -23,7 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allocbench import bisection, history, revisions, sweep, sweep_progress
+from allocbench import bisection, history, packages, profile, revisions, sites, sweep
+from allocbench import sweep_progress
+from allocbench.commands import profile as profile_command
 from allocbench.commands import sweep as sweep_command
 from allocbench.errors import UserError
 from allocbench.escape import terminal
@@ -44,6 +46,9 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="every commit where the value steps, not only the first change; "
                              "a change undone between two commits of equal value is not "
                              "searched for")
+    parser.add_argument("--no-sites", action="store_true",
+                        help="do not profile the last unchanged and the first changed commit "
+                             "(by default: their allocation sites' diff ends the output)")
     sweep_command.add_store_arguments(parser)
     sweep_command.add_build_arguments(parser)
 
@@ -198,8 +203,10 @@ class _Probes:
                 f"{terminal(str(self.plan.store.root))}")
 
 
-def _first_change(probes: _Probes, good_sha: str, good_value: float) -> int:
-    """Without --all: the first commit whose value differs from good's."""
+def _first_change(probes: _Probes, good_sha: str, good_value: float
+                  ) -> tuple[int, tuple[str, str] | None]:
+    """Without --all: the first commit whose value differs from good's; the exit code, and
+    (the last unchanged commit, the first changed one) when the search named one."""
     def differs(index: int) -> bool | None:
         value = probes.value(index + 1)
         return None if value is None else value != good_value
@@ -208,7 +215,33 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float) -> int:
     found = bisection.search(count, differs)
     _report(found, probes.probed()[1:], probes.scenario, probes.metric, good_sha, good_value)
     print(f"{count} commits after good; {probes.cost()}")
-    return 0 if found.exact else 1
+    if not found.exact:
+        return 1, None
+    return 0, (probes.commits[found.low + 1], probes.commits[found.high + 1])
+
+
+def _sites(plan, scenario: str, before: str, after: str) -> None:
+    """The site diff of `scenario` between the last unchanged and the first changed commit:
+    both plugins built as the probes were, profiled under heaptrack (commands/profile.py)."""
+    try:
+        packages.ensure(profile_command.PROFILE_PACKAGES)
+    except UserError as e:
+        print(f"allocation sites skipped: {terminal(str(e).splitlines()[0])}")
+        return
+    folder = revisions.state_dir(plan.repo) / "sites" / f"{before[:12]}-{after[:12]}"
+    runner = profile_command.profile_runner(plan.runner)
+    tables = []
+    for sha in (before, after):
+        plugin = sweep.build_plugin(plan, sha, folder / sha[:12])
+        tables.append(profile.profile(runner, [plugin], scenario, folder / sha[:12],
+                                      profile_command.SITE_OPS))
+    print(f"sites of {terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per op; "
+          f"profiles in {terminal(str(folder))}):")
+    changes = sites.diff(tables[0].costs, tables[1].costs)
+    for change in changes:
+        print(f"  {change.text(terminal, terminal)}")
+    if not changes:
+        print("  no allocation site changed")
 
 
 def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
@@ -244,7 +277,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         instance_timeout: str | None = None, force: bool = False,
         retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
-        submodules: str | None = None) -> int:
+        submodules: str | None = None, no_sites: bool = False) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
     good_sha, bad_sha = revisions.resolve(repo, good), revisions.resolve(repo, bad)
     if good_sha == bad_sha:
@@ -269,4 +302,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
           f"{_number(bad_value)} at {terminal(bad)} ({bad_sha[:10]})", flush=True)
     if every_step:
         return _every_step(probes, (good_value, bad_value))
-    return _first_change(probes, good_sha, good_value)
+    code, pair = _first_change(probes, good_sha, good_value)
+    if pair is not None and not no_sites:
+        _sites(plan, scenario, *pair)
+    return code

@@ -55,6 +55,13 @@ def runner_path() -> Path:
     return runner
 
 
+def profile_runner(near: Path | None) -> Path:
+    """The allocbench-run-profile beside the runner `near` (the same build), else this
+    checkout's."""
+    sibling = near.parent / RUNNER if near is not None else None
+    return sibling if sibling is not None and sibling.is_file() else runner_path()
+
+
 def markdown(profiled: profile.Profiled, title: str) -> str:
     """The site table of one instance: the op threads' sites, then other threads'."""
     allocs, size = profiled.total()
@@ -167,8 +174,7 @@ def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
     except UserError as e:
         return {}, f"skipped, heaptrack is not available ({str(e).splitlines()[0]}: " \
                    "apt-get install heaptrack)"
-    sibling = near.parent / RUNNER if near is not None else None
-    runner = sibling if sibling is not None and sibling.is_file() else runner_path()
+    runner = profile_runner(near)
     found = {}
     for inst in moved[:limit]:
         name = inst.name
