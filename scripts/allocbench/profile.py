@@ -10,7 +10,9 @@ the allocs/op and B/op the sites must sum to, which `check` compares.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
+import platform
 import re
 import subprocess
 from dataclasses import dataclass
@@ -68,12 +70,25 @@ def check_names(names: list[str], known: list[str]) -> None:
             raise UserError(f"no scenario instance is named {name!r}{hint}")
 
 
+@functools.cache
+def _no_aslr() -> list[str]:
+    """`setarch <arch> -R`, where it works: without address randomization, a frame that has no
+    symbol (a stripped plugin) is at the same address in both runs, so its sites still pair
+    up."""
+    command = ["setarch", platform.machine(), "-R"]
+    try:
+        works = subprocess.run([*command, "true"], capture_output=True, check=False).returncode
+    except OSError:
+        return []
+    return command if works == 0 else []
+
+
 def _run(runner: Path, plugins: list[Path], name: str, ops: str, out: Path) -> dict[str, Any]:
     """One heaptrack run; the instance's result from its results file. Both runs of a profile
     must do the same work outside the ops, to the byte: their command lines and file names
     have the same length (`ops` zero-padded, `out` named .run1/.run2)."""
     results = out.with_name(out.name + ".results.json")
-    command = [HEAPTRACK, "-o", str(out), str(runner),
+    command = [*_no_aslr(), HEAPTRACK, "-o", str(out), str(runner),
                *(a for p in plugins for a in ("--plugin", str(p))),
                "--filter", f"^{re.escape(name)}$", "--no-time", "--no-isolation", "--quiet",
                "--count-warmup", str(WARMUP), "--count-ops", ops, "--force-count-ops",

@@ -8,6 +8,8 @@ from the sizes of the types involved, never from the profile under test.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -135,3 +137,31 @@ def test_a_site_table_that_misses_its_count_pass_is_1(profiler, ground_truth, ca
                      "--out", str(tmp_path)])
     assert code == 1
     assert "Sum over the sites: **not** the count pass's" in capsys.readouterr().out
+
+
+def test_a_stripped_plugin_gives_addresses_in_its_module(profiler, ground_truth, tmp_path):
+    stripped = tmp_path / "ground_truth.so"
+    shutil.copy(ground_truth, stripped)
+    subprocess.run(["strip", str(stripped)], check=True)
+    found = profile.profile(profiler[0], [stripped], "ground_truth/mixed", tmp_path / "p", 2)
+    assert found.exact()   # the sums do not need symbols
+    labels = [c.site.label() for c in found.costs]
+    assert labels and all(re.search(r"^0x[0-9a-f]+ in ground_truth\.so", label)
+                          for label in labels), labels
+
+
+def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch):
+    from allocbench import compare as cmp, config
+    from allocbench.commands import profile as profile_command
+    from allocbench.errors import UserError
+    data = Path(__file__).parent / "data" / "compare"
+    comparison = cmp.compare(cmp.load_side(data / "base.json"), cmp.load_side(data / "cand.json"),
+                             config.Config())
+
+    def missing(needed):
+        raise UserError("missing Debian packages; run as root:\n  sudo apt-get install heaptrack")
+    monkeypatch.setattr(packages, "ensure", missing)
+    found, note = profile_command.site_changes(comparison, [], [], Path("unused"), 3)
+    assert found == {}
+    assert note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
+                    "apt-get install heaptrack)")
