@@ -217,8 +217,8 @@ def _sites(costs: list[Any] | None, name: str, pics: Pictures) -> dict[str, Any]
     if costs is None:
         return None
     rows = [{"frames": [sites_of.where(f) for f in c.site.frames], "via": c.site.via,
-             "other_thread": c.site.background, "allocs": sites_of._count(c.allocs),
-             "bytes": sites_of._count(c.bytes), "sizes": sites_of.sizes_text(c.sizes)}
+             "other_thread": c.site.background, "allocs": sites_of.count_text(c.allocs),
+             "bytes": sites_of.count_text(c.bytes), "sizes": sites_of.sizes_text(c.sizes)}
             for c in costs]
     stacks = [([*(sites_of.short_function(f) for f, _, _ in reversed(c.site.frames)),
                 *([c.site.via] if c.site.via else [])]
@@ -230,8 +230,8 @@ def _sites(costs: list[Any] | None, name: str, pics: Pictures) -> dict[str, Any]
     flame = pics.get("flame", charts.flame, f"B/op of {name} by call stack", stacks) \
         if stacks else None
     total = sum(c.bytes for c in costs), sum(c.allocs for c in costs)
-    return {"rows": rows, "flame": flame, "bytes": sites_of._count(total[0]),
-            "allocs": sites_of._count(total[1])}
+    return {"rows": rows, "flame": flame, "bytes": sites_of.count_text(total[0]),
+            "allocs": sites_of.count_text(total[1])}
 
 
 def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, Any]:

@@ -170,11 +170,12 @@ def key(site: Site, lines: bool = False) -> tuple:
 
 def sizes_text(sizes: tuple[tuple[int, Fraction], ...]) -> str:
     """'3 × 32 B + 1 × 17 B'."""
-    return " + ".join(f"{_count(n)} × {size} B" for size, n in sorted(
+    return " + ".join(f"{count_text(n)} × {size} B" for size, n in sorted(
         sizes, key=lambda s: (-abs(s[1]) * s[0], s[0])))
 
 
-def _count(value: Fraction) -> str:
+def count_text(value: Fraction) -> str:
+    """A per-op count: 3, or 0.333 when an instance is not deterministic."""
     return str(value.numerator) if value.denominator == 1 else f"{float(value):.3g}"
 
 
@@ -210,7 +211,7 @@ class SiteChange:
 
 
 def _signed(value: Fraction) -> str:
-    return f"{'+' if value >= 0 else '−'}{_count(abs(value))}"
+    return f"{'+' if value >= 0 else '−'}{count_text(abs(value))}"
 
 
 def _merged(costs: list[SiteCost], lines: bool) -> dict[tuple, SiteCost]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from allocbench import buildspec, exit_codes, graft, packages, profile, project, revisions
 from allocbench import sites as sites_of
+from allocbench.sites import count_text as count
 from allocbench.commands import ab
 from allocbench.errors import UserError
 from allocbench.escape import md_code, md_text, terminal
@@ -76,15 +77,14 @@ def markdown(profiled: profile.Profiled, title: str) -> str:
             where += f" via {md_code(cost.site.via)}"
         if cost.site.background:
             where = "another thread: " + where
-        out.append(f"| {where} | {sites_of._count(cost.allocs)} | {sites_of._count(cost.bytes)} "
+        out.append(f"| {where} | {count(cost.allocs)} | {count(cost.bytes)} "
                    f"| {md_text(sites_of.sizes_text(cost.sizes))} |")
-    out.append(f"| **total** | **{sites_of._count(allocs)}** | **{sites_of._count(size)}** "
-               "| |")
+    out.append(f"| **total** | **{count(allocs)}** | **{count(size)}** | |")
     want_allocs, want_bytes = profiled.expected()
-    verdict = (f"equal to the count pass ({sites_of._count(want_allocs)} allocs/op, "
-               f"{sites_of._count(want_bytes)} B/op with its background)" if profiled.exact()
-               else f"**not** the count pass's {sites_of._count(want_allocs)} allocs/op, "
-               f"{sites_of._count(want_bytes)} B/op (with its background): the instance is "
+    verdict = (f"equal to the count pass ({count(want_allocs)} allocs/op, "
+               f"{count(want_bytes)} B/op with its background)" if profiled.exact()
+               else f"**not** the count pass's {count(want_allocs)} allocs/op, "
+               f"{count(want_bytes)} B/op (with its background): the instance is "
                "not deterministic" + ("" if profiled.steady else " (its count windows differ)"))
     return "\n".join(out + ["", f"Sum over the sites: {verdict}.", ""]) + "\n"
 
