@@ -243,3 +243,22 @@ def test_not_a_repository(tmp_path, capsys):
     assert cli.main(["ab", "--repo", str(tmp_path), "--base", "a", "--cand", "b"]) == 2
     assert capsys.readouterr().err.strip() == (
         f"allocbench: error: {tmp_path}: not inside a git repository; pass --repo PATH")
+
+
+def test_profile_of_two_revisions_names_the_block_the_candidate_adds(user_repo, prefix, runner,
+                                                                     capsys, tmp_path,
+                                                                     monkeypatch):
+    from allocbench.commands import profile as profile_command
+    repo, shas = user_repo
+    monkeypatch.setattr(profile_command, "runner_path",
+                        lambda: runner.parent / "allocbench-run-profile")
+    code = cli.main(["profile", "e2e/start_span", "--rev", "main~2", "--rev", "main~1",
+                     "--repo", str(repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",
+                     "--target", "e2e_scenarios", "--plugin-path", "e2e_scenarios.so",
+                     "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "### Sites of `e2e/start_span`: `main~2` → `main~1`\n\n- +96 B/op, +1 allocs/op: " \
+           "site `StartSpan` +1 × 96 B (1 × 48 B → 1 × 96 B + 1 × 48 B)" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["main_1", "main_2"]
+    assert (tmp_path / "main_2" / "e2e_start_span.sites.md").read_text().count("| 48 |") == 1

@@ -118,6 +118,22 @@ def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the cmake program to configure and build with [cmake on PATH]")
 
 
+def build_plugins(repo: Path, shas: list[str], runner: Path, *, target: str | None,
+                  plugin_path: str | None, cmake_arg: list[str] | None, cmake: str | None
+                  ) -> dict[str, Path]:
+    """Each revision's plugin, built with the project's CMake in its own worktree (folders
+    kept and reused) against the package of `runner`'s build."""
+    spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
+                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()),
+                                cmake=buildspec.cmake_program(cmake))
+    plugins: dict[str, Path] = {}
+    for sha in dict.fromkeys(shas):
+        with revisions.locked(repo, sha):
+            plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha,
+                                      buildspec.package_dir(runner))
+    return plugins
+
+
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, metavar="REV", help="baseline revision")
     parser.add_argument("--cand", required=True, metavar="REV", help="candidate revision")
@@ -150,14 +166,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
                              no_time=no_time, instance_timeout=instance_timeout)
     check_runner(runner, options)
-    spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
-                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()),
-                                cmake=buildspec.cmake_program(cmake))
-    plugins: dict[str, Path] = {}
-    for sha in dict.fromkeys(shas.values()):
-        with revisions.locked(repo, sha):
-            plugins[sha] = spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha,
-                                      buildspec.package_dir(runner))
+    plugins = build_plugins(repo, list(shas.values()), runner, target=target,
+                            plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
     subjects = [revisions.Subject(side, (plugins[sha],),
                                   tuple(revisions.revision(repo, sha).context_flags()))
                 for side, sha in shas.items()]

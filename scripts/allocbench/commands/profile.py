@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import buildspec, exit_codes, graft, packages, profile, project, revisions
+from allocbench import buildspec, exit_codes, packages, profile, project, revisions
 from allocbench import sites as sites_of
 from allocbench.sites import count_text as count
 from allocbench.commands import ab
@@ -104,22 +104,6 @@ def _profile_all(runner: Path, plugins: list[Path], names: list[str], folder: Pa
     return found
 
 
-def _plugins_of_revisions(revs: list[str], repo: Path | None, runner: Path, target: str | None,
-                          plugin_path: str | None, cmake_arg: list[str] | None,
-                          cmake: str | None) -> dict[str, list[Path]]:
-    repo = revisions.toplevel(repo or Path.cwd())
-    spec = buildspec.CMakeBuild(target or buildspec.DEFAULT_TARGET,
-                                plugin_path or buildspec.DEFAULT_PLUGIN, tuple(cmake_arg or ()),
-                                cmake=buildspec.cmake_program(cmake))
-    out = {}
-    for rev in revs:
-        sha = revisions.resolve(repo, rev)
-        with revisions.locked(repo, sha):
-            out[rev] = [spec.build(graft.checkout(repo, sha, []), spec.folder(repo, sha), sha,
-                                   buildspec.package_dir(runner))]
-    return out
-
-
 def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | None = None,
         repo: Path | None = None, target: str | None = None, plugin_path: str | None = None,
         cmake_arg: list[str] | None = None, cmake: str | None = None, ops: int = 2,
@@ -131,7 +115,11 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
     packages.ensure(PROFILE_PACKAGES)
     runner = runner_path()
     if rev:
-        sides = _plugins_of_revisions(rev, repo, runner, target, plugin_path, cmake_arg, cmake)
+        repo = revisions.toplevel(repo or Path.cwd())
+        shas = {name: revisions.resolve(repo, name) for name in rev}
+        built = ab.build_plugins(repo, list(shas.values()), runner, target=target,
+                                 plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
+        sides = {name: [built[sha]] for name, sha in shas.items()}
     else:
         sides = {"plugin": [p.resolve() for p in plugin] if plugin else
                  [project.build_dir() / buildspec.DEFAULT_PLUGIN]}
