@@ -364,7 +364,9 @@ TEST_F(CountPass, CountersAndFootprintAreReported) {
   EXPECT_EQ(out.counters[1].unit, "B");
 }
 
-TEST_F(CountPass, TheScenariosOwnCountOpsWin) {
+// The scenario's own CountOps win over the options, unless forced (--force-count-ops:
+// allocbench profile needs windows of its own length).
+TEST_F(CountPass, TheScenariosOwnCountOpsWinUnlessForced) {
   static std::atomic<int64_t> ops{0};
   const auto body = [](State& state) {
     for (auto _ : state) ops++;
@@ -372,27 +374,15 @@ TEST_F(CountPass, TheScenariosOwnCountOpsWin) {
   Instance inst = Make(body);
   inst.count_warmup = 2;
   inst.count_ops = 3;
-  ops = 0;
-  const CountOutcome out = RunCountPass(inst, {1000, 1000});
-  EXPECT_EQ(out.metrics.warmup_ops, 2);
-  EXPECT_EQ(out.metrics.window_ops, 3);
-  EXPECT_EQ(ops.load(), 2 + 3 + 3);
-}
-
-// allocbench profile needs windows of its own length (--force-count-ops).
-TEST_F(CountPass, ForcedCountOpsWinOverTheScenarios) {
-  static std::atomic<int64_t> ops{0};
-  const auto body = [](State& state) {
-    for (auto _ : state) ops++;
-  };
-  Instance inst = Make(body);
-  inst.count_warmup = 2;
-  inst.count_ops = 3;
-  ops = 0;
-  const CountOutcome out = RunCountPass(inst, {4, 5, true});
-  EXPECT_EQ(out.metrics.warmup_ops, 4);
-  EXPECT_EQ(out.metrics.window_ops, 5);
-  EXPECT_EQ(ops.load(), 4 + 5 + 5);
+  for (const bool force : {false, true}) {
+    ops = 0;
+    const CountOutcome out = RunCountPass(inst, {4, 5, force});
+    const int64_t warmup = force ? 4 : 2;
+    const int64_t window = force ? 5 : 3;
+    EXPECT_EQ(out.metrics.warmup_ops, warmup) << force;
+    EXPECT_EQ(out.metrics.window_ops, window) << force;
+    EXPECT_EQ(ops.load(), warmup + 2 * window) << force;
+  }
 }
 
 }  // namespace
