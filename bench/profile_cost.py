@@ -5,7 +5,8 @@ usage: bench/profile_cost.py [--build-dir DIR] [--filter REGEX] [--out FILE]
        bench/profile_cost.py --from FILE   (the table of an earlier --out; measures nothing)
 
 For every built-in instance (or those --filter matches), one process each, on this machine:
-  count pass   allocbench-run --no-time --no-isolation (the default 1000 + 2 × 1000 ops)
+  count pass   allocbench-run --no-time --no-isolation (1000 + 2 × 1000 ops, or the
+               scenario's own CountOps)
   profile      allocbench profile's two heaptrack runs of allocbench-run-profile (N = 2) and
                the per-op site table (profile.profile: what `profile` and `ab` do per side)
 It prints the median and the largest of each, the instance that costs most, and whether every
@@ -46,7 +47,7 @@ def table(doc: dict) -> str:
     return "\n".join([
         f"| {len(rows)} instances, one process each | median | largest |",
         "|---|---:|---:|",
-        f"| count pass (1000 + 2 × 1000 ops) | {statistics.median(count):.2f} s | "
+        f"| count pass (its usual windows) | {statistics.median(count):.2f} s | "
         f"{max(count):.2f} s |",
         f"| profile (2 heaptrack runs, N = {doc['ops']}) | {statistics.median(prof):.2f} s | "
         f"{max(prof):.2f} s |",
