@@ -18,6 +18,7 @@ CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
 project(e2e_scenarios CXX)
 find_package(allocbench REQUIRED)
 allocbench_add_plugin(e2e_scenarios SOURCES spans.cc)
+target_compile_options(e2e_scenarios PRIVATE -g)  # file:line in allocation sites
 """
 
 SPANS = """#include <allocbench/scenario.h>
@@ -46,8 +47,9 @@ ALLOCBENCH_SCENARIO(Tag, state) {
 }
 ALLOCBENCH_REGISTER(Tag)->Name("e2e/tag");
 """
-# The candidate's one change: a 96-byte tag block per span.
+# The candidate's one change: a 96-byte tag block per span, on this line of spans.cc.
 EXTRA_TAGS = "Tags* tags = new Tags; allocbench::DoNotOptimize(tags); delete tags;"
+EXTRA_LINE = next(i for i, text in enumerate(SPANS.splitlines(), 1) if "EXTRA" in text)
 
 # A null-pointer store on the fifth op (laundered: a plain one may become a trap).
 CRASH = ("static int ops = 0; if (++ops == 5) { volatile int* p = nullptr; "
@@ -123,10 +125,10 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     assert fork["context"]["revision"]["sha"] == shas["tags"]
     comment = (run_dir / "comparison.md").read_text()
     assert "- 🟥 `bytes_per_op` +96 B (48 → 144, +200.0%)" in comment
-    # Under it, where (heaptrack, both sides): the span scenario's function gained one 96-byte
-    # block (the plugin has no debug information: one site per function, no line).
-    line = ("↳ +96 B/op, +1 allocs/op: site `StartSpan` +1 × 96 B (1 × 48 B → 1 × 96 B + "
-            "1 × 48 B)")
+    # Under it, where (heaptrack, both sides): a new site at the line of the candidate's one
+    # change, the 96-byte tag block.
+    line = (f"↳ +96 B/op, +1 allocs/op: new site `StartSpan` (spans.cc:{EXTRA_LINE}) "
+            "1 × 96 B")
     assert f"- {line}" in comment
     assert f"``{line}``" in (ROOT / "README.md").read_text()   # the README's example
     assert sorted(p.name for p in (run_dir / "sites" / "cand").glob("*.sites.json")) == [
@@ -259,6 +261,6 @@ def test_profile_of_two_revisions_names_the_block_the_candidate_adds(user_repo, 
     out = capsys.readouterr().out
     assert code == 0, out
     assert "### Sites of `e2e/start_span`: `main~2` → `main~1`\n\n- +96 B/op, +1 allocs/op: " \
-           "site `StartSpan` +1 × 96 B (1 × 48 B → 1 × 96 B + 1 × 48 B)" in out
+           f"new site `StartSpan` (spans.cc:{EXTRA_LINE}) 1 × 96 B" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["main_1", "main_2"]
     assert (tmp_path / "main_2" / "e2e_start_span.sites.md").read_text().count("| 48 |") == 1
