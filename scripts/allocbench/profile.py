@@ -4,7 +4,7 @@ runner whose allocations reach heaptrack's hooks), one measuring N ops per count
 
 Each run is one process (--no-isolation), one instance (--filter ^name$), no time pass. The
 longer run's profile (.zst) is kept for heaptrack_gui and heaptrack_print; its count pass gives
-the allocs/op and B/op the sites must sum to, which `check` compares.
+the allocs/op and B/op the sites must sum to (Profiled.exact).
 """
 
 from __future__ import annotations
