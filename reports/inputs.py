@@ -183,9 +183,13 @@ def _results_point(path: Path, doc: dict[str, Any]) -> tuple[tuple[str, str], Po
 
 def from_results(paths: list[Path], site: Site) -> None:
     """Results files, as histories per machine and allocator ordered by measurement date."""
+    _add_results([(path, results.load(path)) for path in paths], site)
+
+
+def _add_results(loaded: list[tuple[Path, dict[str, Any]]], site: Site) -> None:
     grouped: dict[tuple[str, str], list[Point]] = {}
-    for path in paths:
-        key, point = _results_point(path, results.load(path))
+    for path, doc in loaded:
+        key, point = _results_point(path, doc)
         grouped.setdefault(key, []).append(point)
     for (machine, allocator), points in sorted(grouped.items()):
         points.sort(key=lambda p: (p.record["recorded"], p.source))
@@ -202,18 +206,12 @@ def from_ab(folder: Path, config_path: Path | None) -> dict[str, Any]:
     return json.loads(compare_json.to_json(comparison, "any"))
 
 
-def from_compare_json(path: Path) -> dict[str, Any]:
-    doc = read_json(path, "the comparison", "write it again with 'allocbench compare --format "
-                    "json'")
-    compare_json.from_json(doc, str(path))   # checks it whole: a page never half-renders
-    return doc
-
-
 def read(inputs: list[Path], store: Path | None, machines: list[str], allocators: list[str],
          config_path: Path | None = None) -> Site:
     """The site's model from every input; UserError (exit 2) when there is nothing to show."""
     site = Site()
     result_files: list[Path] = []
+    loaded: list[tuple[Path, dict[str, Any]]] = []   # files read once, to tell what they are
     for path in inputs:
         if path.is_dir() and (path / "base").is_dir() and (path / "cand").is_dir():
             site.comparisons.append((str(path), from_ab(path, config_path)))
@@ -228,20 +226,18 @@ def read(inputs: list[Path], store: Path | None, machines: list[str], allocators
         elif not path.exists():
             raise UserError(f"{path}: no such file or folder; give results files, an ab folder, "
                             "a compare JSON or --store DIR")
-        elif _is_comparison(path):
-            site.comparisons.append((str(path), from_compare_json(path)))
         else:
-            result_files.append(path)
-    if result_files:
-        from_results(result_files, site)
+            doc = read_json(path, "", results.FIX)
+            if isinstance(doc, dict) and "instances" in doc and "gate" in doc:
+                compare_json.from_json(doc, str(path))   # checked whole: no half-rendered page
+                site.comparisons.append((str(path), doc))
+            else:
+                loaded.append((path, results.check(doc, str(path))))
+    if result_files or loaded:
+        _add_results([*((p, results.load(p)) for p in result_files), *loaded], site)
     if store is not None:
         from_store(store, machines, allocators, site)
     if not site.histories and not site.comparisons and not site.sites:
         raise UserError("nothing to report: give results files (e.g. results/*.json), an ab "
                         "folder, a compare JSON, a folder of profiles, or --store DIR")
     return site
-
-
-def _is_comparison(path: Path) -> bool:
-    doc = read_json(path, "", results.FIX)
-    return isinstance(doc, dict) and "instances" in doc and "gate" in doc

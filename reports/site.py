@@ -134,7 +134,7 @@ def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
     for (i, j), path in links.runs.items():
         history = site.histories[i]
         write(path, "run.html", pages.run(history.points[j], history, pics, links))
-    for (title, origin, path), (_, doc) in zip(links.comparisons, site.comparisons):
+    for (_, origin, path), (_, doc) in zip(links.comparisons, site.comparisons):
         write(path, "comparison.html", pages.comparison(origin, doc, links, pics))
     return written
 
