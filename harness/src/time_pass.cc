@@ -99,10 +99,12 @@ class SampleCollector : public benchmark::BenchmarkReporter {
         continue;
       }
       samples.push_back(run.GetAdjustedRealTime());
+      cpu_samples.push_back(run.GetAdjustedCPUTime());
       iterations.push_back(run.iterations);
     }
   }
-  std::vector<double> samples;  // Google Benchmark's ns per iteration (all threads)
+  std::vector<double> samples;      // Google Benchmark's ns per iteration (all threads)
+  std::vector<double> cpu_samples;  // the same in CPU time of the timed threads
   std::vector<int64_t> iterations;
   std::string error;
 };
@@ -153,6 +155,9 @@ TimeOutcome RunTimePass(const Instance& instance, const TimeOptions& options) {
   // With n threads, Google Benchmark divides the mean per-thread wall time by the iterations of
   // all threads; multiply back so the sample is the wall time of one op on one thread.
   for (double t : collector.samples) m.samples_ns.push_back(t * instance.threads);
+  // CPU time is summed over the threads, so over all threads' iterations it is already the
+  // CPU time of one op on one thread.
+  m.cpu_samples_ns = collector.cpu_samples;
   Summarize(m, instance.threads);
   return outcome;
 }

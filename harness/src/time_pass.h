@@ -24,6 +24,7 @@ struct TimeMetrics {
   int repetitions = 0;
   double min_time_s = 0;
   std::vector<double> samples_ns;   // ns per op per thread, one per repetition
+  std::vector<double> cpu_samples_ns;  // the same in CPU time of the timed threads (info)
   std::vector<int64_t> iterations;  // ops of each repetition, all threads
   double median_ns = 0;
   double mean_ns = 0;
