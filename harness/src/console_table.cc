@@ -41,9 +41,15 @@ std::string FormatValue(double value, const char* unit) {
 }
 
 std::string FormatTable(const nlohmann::json& results) {
+  // The instructions pass is optional and slow: its column shows only when it ran.
+  const bool instructions = std::any_of(results.begin(), results.end(), [](const auto& r) {
+    return r.is_object() && r.contains("instructions") && r["instructions"].is_object();
+  });
   std::vector<const Field*> columns;
   for (const Field& f : kFields) {
-    if (f.column != nullptr) columns.push_back(&f);
+    if (f.column != nullptr && (instructions || f.section != Section::kInstructions)) {
+      columns.push_back(&f);
+    }
   }
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"scenario"});
@@ -58,10 +64,14 @@ std::string FormatTable(const nlohmann::json& results) {
           section.is_object() && section.contains(f->key) && section[f->key].is_number();
       row.push_back(has ? FormatValue(section[f->key].get<double>(), f->unit) : "-");
     }
-    const nlohmann::json alloc = r.value("alloc", nlohmann::json());
-    if (alloc.is_object() && !alloc.value("steady", true)) {
-      row[0] += " *";
-      notes += "  * " + name + ": not steady: " + alloc.value("steady_reason", "") + "\n";
+    bool marked = false;
+    for (const char* section : {"alloc", "instructions"}) {
+      const nlohmann::json s = r.value(section, nlohmann::json());
+      if (!s.is_object() || s.value("steady", true)) continue;
+      if (!marked) row[0] += " *";
+      marked = true;
+      notes += "  * " + name + (section[0] == 'a' ? ": not steady: " : ": Ir/op not steady: ") +
+               ForTerminal(s.value("steady_reason", "")) + "\n";
     }
     if (r.contains("error")) {
       row[0] += " !";

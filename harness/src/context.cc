@@ -2,6 +2,7 @@
 
 #include <allocbench/counting.h>
 #include <allocbench/scenario.h>
+#include <sys/personality.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -51,6 +52,12 @@ json ContextValue(const std::string& text) {
   return text;
 }
 
+// Whether this process runs with address-space randomization off (personality(2)).
+const char* AslrState() {
+  const int persona = personality(0xffffffff);
+  return persona != -1 && (persona & ADDR_NO_RANDOMIZE) ? "disabled" : "enabled";
+}
+
 }  // namespace
 
 json BuildContext(const Options& options, const std::vector<Plugin>& plugins, int argc,
@@ -87,6 +94,10 @@ json BuildContext(const Options& options, const std::vector<Plugin>& plugins, in
       {"time", options.time ? json{{"repetitions", options.time_options.repetitions},
                                    {"min_time_s", options.time_options.min_time_s}}
                             : json(nullptr)},
+      // Set by the instructions pass when it has run (instructions_pass.h); its inner run
+      // records whether address-space randomization was off.
+      {"instructions",
+       options.callgrind_dumps.empty() ? json(nullptr) : json{{"aslr", AslrState()}}},
       {"isolation", options.isolate ? json{{"mode", "process per instance"},
                                            {"instance_timeout_s", options.instance_timeout_s}}
                                     : json{{"mode", "none"}}},

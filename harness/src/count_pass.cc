@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "barrier.h"
+#include "callgrind.h"
 #include "footprint.h"
 #include "text.h"
 
@@ -31,11 +32,12 @@ class CountRun {
   CountRun(const Instance& instance, const CountOptions& options)
       : instance_(instance),
         barrier_(instance.threads),
+        callgrind_(options.callgrind),
         segments_{1, options.warmup - 1, options.ops, options.ops} {}
 
   static CountOptions Effective(const Instance& instance, const CountOptions& options) {
     if (instance.count_ops == 0 || options.force) return options;
-    return {instance.count_warmup, instance.count_ops, false};
+    return {instance.count_warmup, instance.count_ops, false, options.callgrind};
   }
 
   CountOutcome Run();
@@ -45,19 +47,37 @@ class CountRun {
     CountRun* run;
     int next_boundary = 0;
     bool user_paused = false;
-    // Whether the owner thread is counting now, for threads it starts (CountThisThread).
+    // Whether the owner thread is counting (collecting) now, for threads it starts
+    // (CountThisThread).
     std::atomic<bool> counting{false};
+    std::atomic<bool> collecting{false};
     bool InLoop() const { return next_boundary > 0 && next_boundary <= kLastBoundary; }
+    bool InWindow() const { return next_boundary > kWindow1Start && InLoop(); }
   };
 
+  // Callgrind collects only inside the windows: the warm-up leaves no cost behind (its
+  // ZERO_STATS would clear the calling thread's costs only).
   static void SetCounting(ThreadContext* t, bool on) {
     t->counting.store(on, std::memory_order_relaxed);
     counting::SetMode(on ? Mode::kCounting : Mode::kPaused);
+    if (t->run->callgrind_) {
+      const bool collect = on && t->InWindow();
+      t->collecting.store(collect, std::memory_order_relaxed);
+      callgrind::Collect(collect);
+    }
+  }
+  // Counting and callgrind's collection off, first thing when the harness takes over.
+  static void Off(ThreadContext* t) {
+    counting::SetMode(Mode::kPaused);
+    if (t->run->callgrind_) {
+      callgrind::Collect(false);
+      t->collecting.store(false, std::memory_order_relaxed);
+    }
   }
 
   static int64_t Start(void* ctx) {
-    counting::SetMode(Mode::kPaused);
     auto* t = static_cast<ThreadContext*>(ctx);
+    Off(t);
     if (t->next_boundary > 0) {  // the body's second (or nested) loop
       t->run->Fail(
           "the scenario body runs `for (auto _ : state)` more than once; give it exactly one "
@@ -67,8 +87,8 @@ class CountRun {
     return t->run->Cross(t);
   }
   static int64_t Next(void* ctx) {
-    counting::SetMode(Mode::kPaused);  // first: nothing the harness does below is counted
     auto* t = static_cast<ThreadContext*>(ctx);
+    Off(t);  // first: nothing the harness does below is counted
     t->counting.store(false, std::memory_order_relaxed);
     return t->run->Cross(t);
   }
@@ -86,8 +106,10 @@ class CountRun {
   }
   // Runs on a thread the scenario started: it counts when its starter counts.
   static void CountThisThread(void* ctx) {
-    const bool on = static_cast<ThreadContext*>(ctx)->counting.load(std::memory_order_relaxed);
+    auto* t = static_cast<ThreadContext*>(ctx);
+    const bool on = t->counting.load(std::memory_order_relaxed);
     counting::SetMode(on ? Mode::kCounting : Mode::kPaused);
+    if (t->run->callgrind_) callgrind::Collect(t->collecting.load(std::memory_order_relaxed));
   }
   static void SetCounter(void* ctx, const char* name, double value, const char* unit) {
     const Mode mode = counting::GetMode();
@@ -135,6 +157,9 @@ class CountRun {
       live_[boundary] = counting::LiveBytes();
       if (boundary == kLastBoundary) peak_live_ = counting::PeakLiveBytes();
       if (boundary == kWindow1Start) counting::SetBackgroundWindow(true);
+      if (callgrind_ && boundary > kWindow1Start) {       // every scenario thread waits here,
+        callgrind::DumpWindow(boundary - kWindow1Start);  // collection off; all threads' costs
+      }
     }
     return barrier_.Wait(nullptr);
   }
@@ -173,6 +198,7 @@ class CountRun {
 
   const Instance& instance_;
   Barrier barrier_;
+  const bool callgrind_;
   const int64_t segments_[kLastBoundary];
   Snapshot snapshots_[kLastBoundary + 1];
   int64_t live_[kLastBoundary + 1] = {};  // live usable bytes of the scenario at each boundary
@@ -187,7 +213,7 @@ void CountRun::RunThread(ThreadContext* t, int thread_index) {
   State state(&kHost, t, instance_.arg_values.data(), instance_.arg_values.size(),
               instance_.threads, thread_index);
   instance_.function(state);
-  counting::SetMode(Mode::kPaused);
+  Off(t);
   if (!state.loop_started() && !state.error_occurred()) {
     Fail("the scenario body has no `for (auto _ : state)` loop");
   } else if (!state.loop_finished() && !state.error_occurred()) {

@@ -10,7 +10,7 @@
 
 namespace allocbench {
 
-enum class Section { kAlloc, kTime };
+enum class Section { kAlloc, kTime, kInstructions };
 
 // How `allocbench compare` treats the metric.
 enum class Gate {
@@ -39,6 +39,14 @@ template <double TimeMetrics::*member>
 std::optional<double> Time(const InstanceResult& r) {
   if (!r.time) return std::nullopt;
   return (*r.time).*member;
+}
+inline std::optional<double> Instructions(const InstanceResult& r) {
+  if (!r.instructions) return std::nullopt;
+  return r.instructions->instructions_per_op;
+}
+inline std::optional<double> EstimatedCycles(const InstanceResult& r) {
+  if (!r.instructions) return std::nullopt;
+  return r.instructions->estimated_cycles_per_op;
 }
 inline std::optional<double> PeakLive(const InstanceResult& r) {
   if (!r.alloc) return std::nullopt;
@@ -74,6 +82,16 @@ inline constexpr Field kFields[] = {
     {"background_allocs_per_op", Section::kAlloc, "allocs", Gate::kInfo, nullptr,
      "allocations of other threads during the windows, per scenario op",
      &fields_internal::Alloc<&AllocMetrics::background_allocs_per_op>},
+    // Instructions under callgrind repeat exactly where the code is deterministic (README,
+    // "Exact CPU cost"), so they gate like the allocation counts. The cache simulation's misses
+    // depend on addresses and varied between processes where Ir did not: shown, not gated.
+    {"instructions_per_op", Section::kInstructions, "Ir", Gate::kExact, "Ir/op",
+     "instructions executed per op per thread, under callgrind (--instructions)",
+     &fields_internal::Instructions},
+    {"estimated_cycles_per_op", Section::kInstructions, "cycles", Gate::kInfo, nullptr,
+     "L1 hits + 5 x LL hits + 35 x RAM accesses per op per thread, from callgrind's cache "
+     "simulation (--estimated-cycles)",
+     &fields_internal::EstimatedCycles},
     {"ns_per_op", Section::kTime, "ns", Gate::kTime, "ns/op",
      "median over repetitions of wall ns per op per thread",
      &fields_internal::Time<&TimeMetrics::median_ns>},
@@ -89,7 +107,9 @@ inline constexpr Field kFields[] = {
      &fields_internal::Time<&TimeMetrics::ops_per_s>},
 };
 
-inline const char* SectionName(Section s) { return s == Section::kAlloc ? "alloc" : "time"; }
+inline const char* SectionName(Section s) {
+  return s == Section::kAlloc ? "alloc" : s == Section::kTime ? "time" : "instructions";
+}
 inline const char* GateName(Gate g) {
   return g == Gate::kExact ? "exact" : g == Gate::kTime ? "time" : "info";
 }

@@ -123,7 +123,8 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
   }
   // The fault: keep what an earlier pass measured, say which pass died and how.
   if (!result.is_object()) {
-    result = ResultToJson(InstanceResult{instance, std::nullopt, std::nullopt, {}, ""}, allocator);
+    result = ResultToJson(
+        InstanceResult{instance, std::nullopt, std::nullopt, {}, "", std::nullopt}, allocator);
   }
   const std::string pass = report.Got(kPass) ? report.Last(kPass) + " pass: " : "";
   result["error"] = pass + Fault(report, options);

@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "callgrind.h"
 #include "console_table.h"
 #include "context.h"
+#include "instructions_pass.h"
 #include "isolation.h"
 #include "measure.h"
 #include "options.h"
@@ -61,10 +63,12 @@ bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
                 const nlohmann::json& context, const std::string& partial,
                 nlohmann::json& results) {
   const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
+  const char* pass = options.callgrind_dumps.empty() ? "" : "callgrind ";
   for (size_t i = 0; i < instances.size(); ++i) {
     if (Interrupted()) return false;
     if (!options.quiet) {
-      std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, instances.size(), instances[i].name.c_str());
+      std::fprintf(stderr, "[%s%zu/%zu] %s\n", pass, i + 1, instances.size(),
+                   instances[i].name.c_str());
     }
     if (options.isolate) {
       bool interrupted = false;
@@ -91,6 +95,20 @@ int Run(int argc, const char* const* argv) {
     return 0;
   }
   InstallInterruptHandlers();
+  std::string valgrind;
+  if (options.instructions) {
+    if (!callgrind::Available()) {
+      throw UserError(
+          "--instructions: this allocbench-run was built without valgrind's headers "
+          "(valgrind/callgrind.h); install Debian's valgrind and rebuild, or drop --instructions");
+    }
+    valgrind = ValgrindVersion();
+  }
+  if (!options.callgrind_dumps.empty() && !callgrind::RunningOnValgrind()) {
+    throw UserError(
+        "--callgrind-dumps is allocbench-run's own, for its run under callgrind; "
+        "use --instructions");
+  }
   std::vector<std::string> paths = options.plugins;
   if (paths.empty()) paths.push_back(BuiltinPluginPath());
   std::vector<Plugin> plugins;
@@ -109,18 +127,21 @@ int Run(int argc, const char* const* argv) {
     CheckWritable(options.out);
     CheckWritable(partial);
   }
-  const nlohmann::json context = BuildContext(options, plugins, argc, argv);
+  nlohmann::json context = BuildContext(options, plugins, argc, argv);
   if (options.time) InitializeTimePass(argv[0]);
 
   nlohmann::json results = nlohmann::json::array();
-  if (!MeasureAll(instances, options, context, partial, results)) {
+  if (!MeasureAll(instances, options, context, partial, results) ||
+      (options.instructions && !RunInstructionsPass(options, paths, valgrind, context, results))) {
     std::fprintf(
         stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
         instances.size(),
         partial.empty() || results.empty() ? "" : ("; results so far are in " + partial).c_str());
     return 130;
   }
-  if (!options.quiet) std::fputs(FormatTable(results).c_str(), stdout);
+  if (!options.quiet && options.callgrind_dumps.empty()) {
+    std::fputs(FormatTable(results).c_str(), stdout);
+  }
   if (!options.out.empty()) {
     WriteFileAtomically(options.out, Dump(ResultsDocument(context, results, true), 2) + "\n");
     unlink(partial.c_str());
@@ -128,8 +149,10 @@ int Run(int argc, const char* const* argv) {
   const auto failed = std::count_if(results.begin(), results.end(),
                                     [](const nlohmann::json& r) { return r.contains("error"); });
   if (failed > 0) {
-    std::fprintf(stderr, "allocbench-run: %ld scenario instance(s) failed; see the notes above\n",
-                 static_cast<long>(failed));
+    if (options.callgrind_dumps.empty()) {  // under callgrind: the outer run says it, once
+      std::fprintf(stderr, "allocbench-run: %ld scenario instance(s) failed; see the notes above\n",
+                   static_cast<long>(failed));
+    }
     return 1;
   }
   return 0;

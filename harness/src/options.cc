@@ -23,11 +23,16 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
                        own (CountOps): what allocbench profile needs
   --repetitions N      time-pass repetitions, one sample each [5]
   --min-time SECONDS   minimum time of one repetition [0.05]
+  --instructions       also run the count pass again under valgrind's callgrind, collecting
+                       only inside its two windows: instructions_per_op (exact where the code
+                       is deterministic; valgrind must be on PATH)
+  --estimated-cycles   with --instructions: also simulate the caches (slower) and report
+                       estimated_cycles_per_op (L1 hits + 5 x LL hits + 35 x RAM accesses)
   --no-count           skip the count pass
   --no-time            skip the time pass
   --instance-timeout SECONDS
-                       an instance still running after this long (both passes) is killed and
-                       recorded as failed [600]
+                       an instance still running after this long (both passes; apart from
+                       them, its instructions pass) is killed and recorded as failed [600]
   --no-isolation       measure every instance in this process, not one child process each: a
                        crash then ends the run and --instance-timeout does not apply (for gdb)
   --context KEY=VALUE  add KEY (dotted path, e.g. revision.sha) to the results' context
@@ -105,6 +110,15 @@ Options ParseOptions(int argc, const char* const* argv) {
       o.time_options.min_time_s = ParseSeconds(flag, take());
     } else if (flag == "--instance-timeout") {
       o.instance_timeout_s = ParseSeconds(flag, take());
+    } else if (flag == "--instructions") {
+      no_value();
+      o.instructions = true;
+    } else if (flag == "--estimated-cycles") {
+      no_value();
+      o.estimated_cycles = true;
+    } else if (flag == "--callgrind-dumps") {  // internal: see instructions_pass.cc
+      o.callgrind_dumps = take();
+      o.count_options.callgrind = true;
     } else if (flag == "--no-isolation") {
       no_value();
       o.isolate = false;
@@ -133,8 +147,11 @@ Options ParseOptions(int argc, const char* const* argv) {
       throw UserError("unknown flag '" + flag + "' (see --help)");
     }
   }
-  if (!o.count && !o.time && !o.list && !o.help) {
+  if (!o.count && !o.time && !o.instructions && !o.list && !o.help) {
     throw UserError("--no-count and --no-time together leave nothing to measure; drop one");
+  }
+  if (o.estimated_cycles && !o.instructions) {
+    throw UserError("--estimated-cycles needs --instructions (it is part of that pass); add it");
   }
   return o;
 }

@@ -20,6 +20,9 @@ struct Options {
   bool quiet = false;
   bool count = true;
   bool time = true;
+  bool instructions = false;        // also the instructions pass (instructions_pass.h)
+  bool estimated_cycles = false;    // ... with callgrind's cache simulation
+  std::string callgrind_dumps;      // set: this process is the instructions pass under callgrind
   bool isolate = true;              // each instance in a child process (see isolation.h)
   double instance_timeout_s = 600;  // per instance, both passes; isolated runs only
   CountOptions count_options;

@@ -31,7 +31,7 @@ void AddFields(json& section, const InstanceResult& r, Section which) {
     if (!value) continue;
     // Counts are exact: 206, not 206.0, when the per-op value is a whole number.
     const bool whole =
-        which == Section::kAlloc && std::floor(*value) == *value && std::fabs(*value) < 9.0e15;
+        which != Section::kTime && std::floor(*value) == *value && std::fabs(*value) < 9.0e15;
     section[f.key] = whole ? json(static_cast<int64_t>(*value)) : json(*value);
   }
 }
@@ -68,7 +68,8 @@ json ResultToJson(const InstanceResult& r, const std::string& allocator) {
   json out = {{"name", r.instance.name}, {"scenario", r.instance.scenario},
               {"args", json::object()},  {"threads", r.instance.threads},
               {"allocator", allocator},  {"plugin", r.instance.plugin},
-              {"alloc", nullptr},        {"time", nullptr}};
+              {"alloc", nullptr},        {"time", nullptr},
+              {"instructions", nullptr}};
   for (const auto& [key, value] : r.instance.args) out["args"][key] = value;
   if (r.alloc) {
     const AllocMetrics& a = *r.alloc;
@@ -86,11 +87,21 @@ json ResultToJson(const InstanceResult& r, const std::string& allocator) {
                  {"repetitions", t.repetitions},
                  {"min_time_s", t.min_time_s},
                  {"samples_ns_per_op", t.samples_ns},
+                 {"samples_cpu_ns_per_op", t.cpu_samples_ns},
                  {"iterations", t.iterations},
                  {"min_ns_per_op", t.min_ns},
                  {"max_ns_per_op", t.max_ns}};
     AddFields(time, r, Section::kTime);
     out["time"] = std::move(time);
+  }
+  if (r.instructions) {
+    const InstructionMetrics& m = *r.instructions;
+    json instructions = {{"window_ops", m.window_ops},
+                         {"steady", m.steady},
+                         {"windows", {m.windows[0], m.windows[1]}}};
+    if (!m.steady) instructions["steady_reason"] = m.steady_reason;
+    AddFields(instructions, r, Section::kInstructions);
+    out["instructions"] = std::move(instructions);
   }
   if (!r.counters.empty()) {
     json counters = json::object();

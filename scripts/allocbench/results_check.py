@@ -2,8 +2,8 @@
 
 The gate must never judge what it cannot judge (DESIGN.md: a missing, null, NaN or duplicated
 value is an error, never "same"), so a document is checked whole on load: its field list, which
-passes ran (context.count, context.time), and every instance. An instance that did not fail
-carries every gated metric of each pass that ran, as a finite number.
+passes ran (context.count, context.time, context.instructions), and every instance. An instance
+that did not fail carries every gated metric of each pass that ran, as a finite number.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from allocbench.validate import MISSING, Checker, describe, finite
 
 SCHEMA_VERSION = 1
 FIX = "the file is damaged, re-run the measurement"
-SECTIONS = {"alloc": "count", "time": "time"}   # section → the pass (context key) that fills it
+# section → the pass (context key) that fills it
+SECTIONS = {"alloc": "count", "time": "time", "instructions": "instructions"}
+OPTIONAL_PASSES = ("instructions",)   # absent from the context of files older than the pass
 GATES = ("exact", "time", "info")
-PASS_SETTINGS = {"count": ("warmup_ops", "window_ops"), "time": ("repetitions", "min_time_s")}
+PASS_SETTINGS = {"count": ("warmup_ops", "window_ops"), "time": ("repetitions", "min_time_s"),
+                 "instructions": ("warmup_ops", "window_ops")}
 TOP = {"complete": bool, "context": dict, "fields": list, "results": list}
 
 Key = tuple[str, tuple[tuple[str, Any], ...], int, str]
@@ -84,12 +87,14 @@ def _fields(c: Checker, fields: list[Any], where: str) -> dict[str, list[dict[st
 
 
 def _passes(c: Checker, context: dict[str, Any], where: str) -> dict[str, bool]:
-    """Which sections were measured: context.count and context.time are objects when their pass
-    ran, null when it did not (allocbench-run writes both). Also the parts of the context that
-    reports and labels read."""
+    """Which sections were measured: context.count, context.time and context.instructions are
+    objects when their pass ran, null when it did not (allocbench-run writes all three; files
+    older than the instructions pass lack it). Also the parts of the context that reports and
+    labels read."""
     ran = {}
     for section, key in SECTIONS.items():
-        value, at = context.get(key, MISSING), json_path(where, key)
+        value, at = context.get(key, None if key in OPTIONAL_PASSES else MISSING), \
+            json_path(where, key)
         c.want(value is None or isinstance(value, dict), at, value,
                "an object (the pass ran) or null (it did not)")
         if value is not None:

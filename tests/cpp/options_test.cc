@@ -61,6 +61,19 @@ TEST(Options, ForceCountOpsIsOffUnlessGiven) {
   EXPECT_EQ(ParseError({"--force-count-ops=1"}), "--force-count-ops takes no value (see --help)");
 }
 
+TEST(Options, InstructionsAreOffUnlessGivenAndCyclesNeedThem) {
+  const Options plain = Parse({});
+  EXPECT_FALSE(plain.instructions);
+  EXPECT_FALSE(plain.count_options.callgrind);
+  const Options o = Parse({"--instructions", "--estimated-cycles", "--no-count", "--no-time"});
+  EXPECT_TRUE(o.instructions && o.estimated_cycles);  // the instructions pass alone is a run
+  EXPECT_FALSE(o.count_options.callgrind);            // only the run under callgrind collects
+  EXPECT_EQ(ParseError({"--estimated-cycles"}),
+            "--estimated-cycles needs --instructions (it is part of that pass); add it");
+  EXPECT_EQ(ParseError({"--instructions=yes"}), "--instructions takes no value (see --help)");
+  EXPECT_TRUE(Parse({"--callgrind-dumps", "/tmp/x/cg"}).count_options.callgrind);
+}
+
 TEST(Options, Errors) {
   EXPECT_EQ(ParseError({"--frobnicate"}), "unknown flag '--frobnicate' (see --help)");
   EXPECT_EQ(ParseError({"--count-ops", "0"}), "--count-ops expects a whole number >= 1, not '0'");

@@ -40,9 +40,24 @@ InstanceResult Sample() {
   return r;
 }
 
+// What an instructions pass with the cache simulation adds: 2 windows of 1000 ops, 7 Ir each.
+InstructionMetrics SampleInstructions() {
+  InstructionMetrics m;
+  m.window_ops = 1000;
+  const callgrind::Events window = {{"Ir", 7000}, {"Dr", 2000}, {"Dw", 1000},
+                                    {"I1mr", 0},  {"D1mr", 10}, {"D1mw", 0},
+                                    {"ILmr", 0},  {"DLmr", 1},  {"DLmw", 0}};
+  m.windows[0] = m.windows[1] = window;
+  m.instructions_per_op = 7;
+  m.estimated_cycles_per_op = 10.07;
+  return m;
+}
+
 TEST(ResultsJson, DocumentCarriesSchemaFieldsAndEveryMetric) {
   const json context = {{"allocator", {{"name", "glibc"}}}};
-  const json doc = ResultsDocument(context, json::array({ResultToJson(Sample(), "glibc")}), true);
+  InstanceResult sample = Sample();
+  sample.instructions = SampleInstructions();
+  const json doc = ResultsDocument(context, json::array({ResultToJson(sample, "glibc")}), true);
   EXPECT_EQ(doc["schema_version"], kResultsSchemaVersion);
   EXPECT_EQ(doc["complete"], true);
   ASSERT_EQ(doc["fields"].size(), std::size(kFields));
@@ -56,6 +71,11 @@ TEST(ResultsJson, DocumentCarriesSchemaFieldsAndEveryMetric) {
   EXPECT_FALSE(r["alloc"].contains("steady_reason"));
   EXPECT_EQ(r["time"]["samples_ns_per_op"], json({10.0, 12.0, 11.0}));
   EXPECT_EQ(r["time"]["ns_per_op"], 11.0);
+  EXPECT_EQ(r["instructions"]["instructions_per_op"], 7);
+  EXPECT_TRUE(r["instructions"]["instructions_per_op"].is_number_integer());
+  EXPECT_EQ(r["instructions"]["estimated_cycles_per_op"], 10.07);
+  EXPECT_EQ(r["instructions"]["windows"][1]["DLmr"], 1);
+  EXPECT_EQ(r["instructions"]["window_ops"], 1000);
   EXPECT_FALSE(r.contains("error"));
   // Every field of the list is in its section: the list is the schema.
   for (const Field& f : kFields) {

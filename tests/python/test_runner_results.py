@@ -52,8 +52,10 @@ def test_document_schema_and_context(runner, ground_truth, tmp_path):
         assert r["allocator"] == "glibc"
         assert len(r["time"]["samples_ns_per_op"]) == 3  # every repetition is a sample
         assert all(s > 0 for s in r["time"]["samples_ns_per_op"])
+        assert r["instructions"] is None and ctx["instructions"] is None   # not asked for
         for f in doc["fields"]:
-            assert f["key"] in r[f["section"]]
+            if f["section"] != "instructions":
+                assert f["key"] in r[f["section"]]
     assert doc["results"][1]["args"] == {"bytes": 24}
     assert not Path(str(out) + ".partial").exists()
 
