@@ -21,8 +21,9 @@ from reports.markdown import to_html
 from reports.pictures import Pictures
 
 EXACT_SHOWN = ("bytes_per_op", "allocs_per_op")
-LATEST = (("alloc", "bytes_per_op"), ("alloc", "allocs_per_op"), ("time", "ns_per_op"),
-          ("time", "ops_per_s"))
+LATEST = (("alloc", "bytes_per_op"), ("alloc", "allocs_per_op"),
+          ("instructions", "instructions_per_op"), ("time", "ns_per_op"), ("time", "ops_per_s"))
+OPTIONAL = ("instructions",)   # passes whose columns and charts show only where they ran
 TIME_NOTE = 5.0   # percent: time changes listed on the index (directional)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -122,7 +123,8 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
         point = history.points[measured[-1]]
         fields = _fields(point.doc)
         columns = [(section, key, fields.get((section, key))) for section, key in LATEST
-                   if (section, key) in fields]
+                   if (section, key) in fields and (section not in OPTIONAL or any(
+                       _value(r, section, key) is not None for r in point.doc["results"]))]
         rows = []
         for result in point.doc["results"]:
             name = result["name"]
@@ -248,8 +250,12 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
     labels = [p.label for p in primary.points]
     marks = _marks(primary, name)
     charts_out = []
-    for key, unit in (("bytes_per_op", "B"), ("allocs_per_op", "allocs")):
-        values = tuple(_value(p.result(name), "alloc", key) for p in primary.points)
+    for section, key, unit in (("alloc", "bytes_per_op", "B"),
+                               ("alloc", "allocs_per_op", "allocs"),
+                               ("instructions", "instructions_per_op", "Ir")):
+        values = tuple(_value(p.result(name), section, key) for p in primary.points)
+        if section in OPTIONAL and all(v is None for v in values):
+            continue
         charts_out.append({"title": f"{key} — exact", "src": pics.get(
             "history", charts.line_chart, f"{key} of {name}", labels,
             [charts.Series(key, values)], y_title=f"{key} ({unit})", marks=marks)})

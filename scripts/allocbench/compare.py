@@ -9,7 +9,10 @@ Verdicts, per metric of a scenario instance present on both sides:
 - time: *worse* / *better* when the whole interval of the relative difference of means lies
   beyond ±threshold, *same* otherwise, *unstable* (too few samples, cv above the limit, or
   bimodal; never gates);
-- an instance that failed (its `error`) in the candidate is *failed*, and gates.
+- an instance that failed (its `error`) in the candidate is *failed*, and gates;
+- when both sides ran the instructions pass (--instructions), instructions_per_op gates exactly
+  and time is directional: *slower* / *faster* in place of worse / better, never gating, unless
+  the gate is asked for time alone (--fail-on time).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from allocbench import results, stats
+from allocbench import results, results_check, stats
 from allocbench.config import Config, TimeSettings
 from allocbench.errors import UserError
 from allocbench.fileio import json_path, read_json
@@ -31,9 +34,13 @@ from allocbench.validate import Checker, finite
 
 WORSE, BETTER, SAME, ALLOWED = "worse", "better", "same", "allowed"
 UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
+SLOWER, FASTER = "slower", "faster"   # time beyond the threshold, directional: never gates
+DIRECTIONAL = {WORSE: SLOWER, BETTER: FASTER}
 FAIL_ON = ("alloc", "time", "any")
 GATED = ("exact", "time")
-PASSES = {"count": "--no-count", "time": "--no-time"}   # context key → the flag that skips it
+# context key → the flag that decides whether the pass runs (and whether it skips or adds it)
+PASSES = {"count": ("--no-count", "skips"), "time": ("--no-time", "skips"),
+          "instructions": ("--instructions", "adds")}
 CALIBRATION_FIX = "run 'allocbench calibrate' again to regenerate the file"
 
 
@@ -79,13 +86,27 @@ def load_side(path: Path) -> Side:
     return Side(path, _label(path, docs), tuple(docs))
 
 
+def _ran(doc: dict[str, Any], section: str) -> bool:
+    return doc["context"].get(results_check.SECTIONS[section]) is not None
+
+
 def _gated(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
-    return {(f["section"], f["key"], f["gate"]) for f in doc["fields"] if f["gate"] in GATED}
+    """The gated metrics of the passes that ran (a pass that did not run gates nothing)."""
+    return {(f["section"], f["key"], f["gate"]) for f in doc["fields"]
+            if f["gate"] in GATED and _ran(doc, f["section"])}
 
 
 def same_measurement(a: Path, a_doc: dict[str, Any], b: Path, b_doc: dict[str, Any]) -> None:
     """UserError unless both documents gate the same metrics and ran the same passes: else a
     metric that one of them lacks would silently go ungated."""
+    for key, (flag, effect) in PASSES.items():
+        ran_a, ran_b = (d["context"].get(key) is not None for d in (a_doc, b_doc))
+        if ran_a != ran_b:
+            without, other = (b, a) if ran_a else (a, b)
+            how = (f"with {flag}, {other} was not" if effect == "skips"
+                   else f"without {flag}, {other} with it")
+            raise UserError(f"{without} was measured {how} (context.{key}); measure both "
+                            "sides with the same passes")
     gated_a, gated_b = _gated(a_doc), _gated(b_doc)
     differ = sorted(gated_a ^ gated_b)
     if differ:
@@ -94,12 +115,6 @@ def same_measurement(a: Path, a_doc: dict[str, Any], b: Path, b_doc: dict[str, A
         raise UserError(f"{has} gates {json_path(section, key)} ({gate}) and {lacks} does "
                         "not, so it cannot be compared; measure both sides with the same "
                         "allocbench-run")
-    for key, flag in PASSES.items():
-        ran_a, ran_b = (d["context"].get(key) is not None for d in (a_doc, b_doc))
-        if ran_a != ran_b:
-            without, other = (b, a) if ran_a else (a, b)
-            raise UserError(f"{without} was measured with {flag}, {other} was not (context."
-                            f"{key}); measure both sides with the same passes")
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,7 @@ class ExactChange:
     cand: tuple[float, ...]
     budget: str                # allowed increase: "0", "64", "10%"
     verdict: str
+    section: str = "alloc"     # the results section: "alloc" or "instructions"
 
     @property
     def delta(self) -> float | None:
@@ -167,10 +183,11 @@ class Comparison:
     removed: tuple[str, ...]
     settings: TimeSettings
     config_path: Path | None
+    time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
 
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
-                 limit_allowed: float, budget: str) -> ExactChange:
+                 limit_allowed: float, budget: str, section: str = "alloc") -> ExactChange:
     """The verdict of an exact metric. Loading validated every value: anything else here is a
     bug, never *same*."""
     if not base or not cand or not all(finite(v) for v in (*base, *cand)):
@@ -187,7 +204,7 @@ def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
         verdict = BETTER
     else:
         verdict = SAME
-    return ExactChange(metric, unit, b, c, budget, verdict)
+    return ExactChange(metric, unit, b, c, budget, verdict, section)
 
 
 def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
@@ -247,8 +264,8 @@ def _failure(rows: list[dict[str, Any]]) -> str:
 
 def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
                       cand: list[dict[str, Any]], fields: list[dict[str, Any]],
-                      config: Config, calibration: dict[tuple[Key, str], dict[str, Any]]
-                      ) -> InstanceComparison:
+                      config: Config, calibration: dict[tuple[Key, str], dict[str, Any]],
+                      time_gates: bool) -> InstanceComparison:
     for side, rows in (("candidate", cand), ("base", base)):
         if _failure(rows):
             return InstanceComparison(name, key, (), (), f"{side}: {_failure(rows)}")
@@ -260,12 +277,16 @@ def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
             if b or c:
                 limit = config.limit(name, f["key"])
                 exact.append(exact_change(f["key"], f["unit"], b, c,
-                                          limit.allowed(float(min(b, default=0))), str(limit)))
+                                          limit.allowed(float(min(b, default=0))), str(limit),
+                                          f["section"]))
         elif f["gate"] == "time":
             b, c = fork_samples(base, f), fork_samples(cand, f)
             if b or c:
                 change = time_change(f["key"], f["unit"], b, c, threshold=config.threshold(name),
                                      settings=config.time, seed=seed_of(name, f["key"]))
+                if not time_gates:
+                    change = replace(change, verdict=DIRECTIONAL.get(change.verdict,
+                                                                     change.verdict))
                 time.append(_with_noise(change, calibration.get((key, f["key"]))))
     return InstanceComparison(name, key, tuple(exact), tuple(time))
 
@@ -294,9 +315,13 @@ def _with_noise(change: TimeChange, calibrated: dict[str, Any] | None) -> TimeCh
 
 
 def compare(base: Side, cand: Side, config: Config,
-            calibration: dict[tuple[Key, str], dict[str, Any]] | None = None) -> Comparison:
-    """Pairs the instances of both sides and compares every gated metric of each pair."""
+            calibration: dict[tuple[Key, str], dict[str, Any]] | None = None,
+            fail_on: str = "any") -> Comparison:
+    """Pairs the instances of both sides and compares every gated metric of each pair. Time
+    gates unless both sides measured instructions (then it is directional), or `fail_on` is
+    "time"."""
     same_measurement(base.path, base.docs[0], cand.path, cand.docs[0])
+    time_gates = fail_on == "time" or not _ran(base.docs[0], "instructions")
     base_rows, cand_rows = base.by_key(), cand.by_key()
     common = [k for k in base_rows if k in cand_rows]
     if not common:
@@ -312,10 +337,12 @@ def compare(base: Side, cand: Side, config: Config,
         return rows[0]["name"] + (f" [{rows[0].get('allocator')}]" if len(allocators) > 1 else "")
 
     instances = tuple(_compare_instance(name(base_rows[k]), k, base_rows[k], cand_rows[k],
-                                        fields, config, calibration or {}) for k in common)
+                                        fields, config, calibration or {}, time_gates)
+                      for k in common)
     added = tuple(name(rows) for k, rows in cand_rows.items() if k not in base_rows)
     removed = tuple(name(rows) for k, rows in base_rows.items() if k not in cand_rows)
-    return Comparison(base, cand, instances, added, removed, config.time, config.path)
+    return Comparison(base, cand, instances, added, removed, config.time, config.path,
+                      time_gates)
 
 
 def verdicts(comparison: Comparison) -> Counter[str]:

@@ -21,10 +21,11 @@ from allocbench.report import format_value
 Escape = Callable[[str], str]
 
 # Most urgent first: the order of the console rows and of the markdown sections.
-ORDER = [cmp.FAILED, cmp.WORSE, cmp.NONDETERMINISTIC, cmp.UNSTABLE, cmp.ALLOWED, cmp.BETTER,
-         cmp.SAME]
+ORDER = [cmp.FAILED, cmp.WORSE, cmp.NONDETERMINISTIC, cmp.UNSTABLE, cmp.SLOWER, cmp.ALLOWED,
+         cmp.BETTER, cmp.FASTER, cmp.SAME]
 MARK = {cmp.WORSE: "🟥", cmp.BETTER: "🟩", cmp.FAILED: "❌", cmp.UNSTABLE: "⚠️",
-        cmp.NONDETERMINISTIC: "⚠️", cmp.ALLOWED: "🟨", cmp.SAME: ""}
+        cmp.NONDETERMINISTIC: "⚠️", cmp.ALLOWED: "🟨", cmp.SLOWER: "🔸", cmp.FASTER: "🔹",
+        cmp.SAME: ""}
 
 
 def _num(value: float, signed: bool = False) -> str:
@@ -115,7 +116,9 @@ def summary(comparison: Comparison) -> str:
     t = cmp.verdicts(comparison)
     parts = [f"{_plural(t[cmp.SAME], 'metric')} unchanged", f"{t[cmp.UNSTABLE]} unstable"]
     for verdict, text in ((cmp.ALLOWED, "within budget"),
-                          (cmp.NONDETERMINISTIC, "nondeterministic"), (cmp.FAILED, "failed")):
+                          (cmp.NONDETERMINISTIC, "nondeterministic"), (cmp.FAILED, "failed"),
+                          (cmp.SLOWER, "slower (time, directional)"),
+                          (cmp.FASTER, "faster (time, directional)")):
         if t[verdict]:
             parts.append(f"{t[verdict]} {text}")
     if comparison.added:
@@ -143,12 +146,22 @@ def gate_line(comparison: Comparison, fail_on: str, text: Escape = terminal) -> 
 
 def _method(comparison: Comparison) -> str:
     s = comparison.settings
-    return (f"Allocation metrics are exact: any increase beyond the budget (default: none) is a "
-            f"regression. Time: {s.confidence:.0%} interval of the relative difference of means "
+    exact = "Allocation metrics are exact"
+    if any(c.section == "instructions" for inst in comparison.instances for c in inst.exact):
+        exact = ("Allocation metrics and instructions per op (callgrind, the count windows' own "
+                 "ops) are exact")
+    time = (f"Time: {s.confidence:.0%} interval of the relative difference of means "
             "(candidate vs. baseline) by a seeded two-level bootstrap (forks, then the "
-            "repetitions within them); worse or better only when the whole interval lies beyond "
-            f"±{s.threshold:g}%; *unstable* (cv > {s.max_cv:g}, bimodal repetitions, or fewer "
-            f"than {s.min_samples} samples) never gates.")
+            "repetitions within them); ")
+    if comparison.time_gates:
+        time += (f"worse or better only when the whole interval lies beyond ±{s.threshold:g}%; "
+                 f"*unstable* (cv > {s.max_cv:g}, bimodal repetitions, or fewer than "
+                 f"{s.min_samples} samples) never gates.")
+    else:
+        time += (f"still shown, but directional: *slower* or *faster* when the whole interval "
+                 f"lies beyond ±{s.threshold:g}%, never gating (instructions gate CPU cost; "
+                 "--fail-on time gates on time instead).")
+    return f"{exact}: any increase beyond the budget (default: none) is a regression. {time}"
 
 
 def console(comparison: Comparison, fail_on: str, show_all: bool = False,
@@ -215,7 +228,8 @@ def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...],
     for inst in comparison.instances:
         bullets = _bullets(inst, verdicts)
         if bullets:
-            if any(c.verdict in verdicts and c.verdict in EXACT_SECTIONS for c in inst.exact):
+            if any(c.verdict in verdicts and c.verdict in EXACT_SECTIONS and
+                   c.section == "alloc" for c in inst.exact):
                 bullets += _site_lines(sites.get(inst.name))
             out += ["", f"scenario:{md_code(inst.name)}", ""] + bullets
     return [f"### {title}"] + out + [""] if out else []
@@ -249,6 +263,8 @@ def markdown(comparison: Comparison, fail_on: str,
     out += _section(comparison, "Improvements", (cmp.BETTER,), sites)
     out += _section(comparison, "Unstable or nondeterministic (never gate)",
                     (cmp.NONDETERMINISTIC, cmp.UNSTABLE), sites)
+    out += _section(comparison, "Time, directional (never gates)", (cmp.SLOWER, cmp.FASTER),
+                    sites)
     out += _section(comparison, "Within budget", (cmp.ALLOWED,), sites)
     for what, names in (("Added", comparison.added), ("Removed", comparison.removed)):
         if names:

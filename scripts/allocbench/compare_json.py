@@ -22,7 +22,8 @@ from allocbench.sites import SiteChange
 from allocbench.validate import MISSING, Checker
 
 FIX = "write it again with 'allocbench compare --format json'"
-VERDICTS = (cmp.WORSE, cmp.BETTER, cmp.SAME, cmp.ALLOWED, cmp.UNSTABLE, cmp.NONDETERMINISTIC)
+VERDICTS = (cmp.WORSE, cmp.BETTER, cmp.SAME, cmp.ALLOWED, cmp.UNSTABLE, cmp.NONDETERMINISTIC,
+            cmp.SLOWER, cmp.FASTER)
 
 
 def _time_json(t: TimeChange) -> dict[str, Any]:
@@ -43,6 +44,7 @@ def to_json(comparison: Comparison, fail_on: str,
         "settings": dict(comparison.settings.__dict__),
         "config": str(comparison.config_path) if comparison.config_path else None,
         "summary": dict(cmp.verdicts(comparison)),
+        "time_gates": comparison.time_gates,
         "gate": {"fail_on": fail_on,
                  "failed": [{"instance": n, "metric": m}
                             for n, m in cmp.gated(comparison, fail_on)]},
@@ -70,9 +72,12 @@ def _exact(c: Checker, e: Any, at: str) -> ExactChange:
     c.obj(e, at)
     c.each(e, at, {"metric": c.text, "unit": c.text, "budget": c.text,
                    "verdict": lambda v, w: c.member(v, w, VERDICTS)})
+    c.each(e, at, {"section": lambda v, w: c.member(v, w, ("alloc", "instructions"))},
+           optional=("section",))   # absent from comparisons older than the instructions pass
     base, cand = (_numbers(c, e.get(side, MISSING), json_path(at, side))
                   for side in ("base", "cand"))
-    return ExactChange(e["metric"], e["unit"], base, cand, e["budget"], e["verdict"])
+    return ExactChange(e["metric"], e["unit"], base, cand, e["budget"], e["verdict"],
+                       e.get("section", "alloc"))
 
 
 def _time(c: Checker, t: Any, at: str) -> TimeChange:
@@ -136,5 +141,6 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
         _side(c, doc.get("candidate", MISSING), "candidate"),
         instances, tuple(doc["added"]), tuple(doc["removed"]),
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
-        Path(doc["config"]) if doc["config"] else None)
+        Path(doc["config"]) if doc["config"] else None,
+        c.flag(doc.get("time_gates", True), "time_gates"))
     return comparison, fail_on

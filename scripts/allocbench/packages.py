@@ -18,13 +18,18 @@ BUILD_PACKAGES = [
 # yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise);
 # cmark-gfm: the escaping test renders our markdown as GitHub does; the report's own packages,
 # the browser its tests open it in, and a font for the comment's marks (🟥 ✅) in screenshots;
-# heaptrack (and zstd, to read its files) for the profile tests
+# heaptrack (and zstd, to read its files) for the profile tests; valgrind for the instructions
+# pass's
 TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib", "cmark-gfm",
                  "python3-jinja2", "python3-statsmodels", "chromium", "chromium-driver",
-                 "python3-selenium", "fonts-noto-color-emoji", "heaptrack", "zstd"]
+                 "python3-selenium", "fonts-noto-color-emoji", "heaptrack", "zstd",
+                 "valgrind"]
 # The HTML report (reports/): its templates, pictures and the markdown it shows; a comparison
 # page's distribution tests need statsmodels too (installed when a report has one).
 REPORT_PACKAGES = ["python3-jinja2", "python3-matplotlib", "cmark-gfm"]
+# The instructions pass (--instructions): callgrind, and the client-request headers
+# allocbench-run is built with (installed on first use; every other run works without).
+INSTRUCTIONS_PACKAGES = ["valgrind"]
 # Imported by the compare/ab/calibrate commands, so needed before any command can be parsed.
 PYTHON_PACKAGES = ["python3-numpy", "python3-scipy"]
 

@@ -37,10 +37,15 @@ def _run(step: list[str], what: str) -> None:
                                 "says why")
 
 
-def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] | None = None
-                        ) -> None:
-    """Configures `build` once (Release, tests on, ccache if present) and builds `targets`."""
-    if not (build / "CMakeCache.txt").exists():
+def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] | None = None,
+                        instructions: bool = False) -> None:
+    """Configures `build` once (Release, tests on, ccache if present) and builds `targets`;
+    `instructions`: again if it was configured before valgrind's headers were installed."""
+    cache = build / "CMakeCache.txt"
+    if instructions and cache.exists() and \
+            "ALLOCBENCH_HAVE_CALLGRIND_H:INTERNAL=1" not in cache.read_text(errors="replace"):
+        _run(["cmake", str(build)], f"configuring {build.name} again, with valgrind's headers")
+    if not cache.exists():
         command = ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                    "-DALLOCBENCH_BUILD_TESTS=ON", f"-DALLOCBENCH_SANITIZE={sanitize}"]
         if shutil.which("ccache"):

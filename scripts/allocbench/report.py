@@ -57,6 +57,11 @@ def _context_lines(context: dict[str, Any]) -> list[str]:
     time = context.get("time")
     if time:
         lines.append(f"- time pass: {time['repetitions']} repetitions of ≥ {time['min_time_s']} s")
+    instructions = context.get("instructions")
+    if instructions:
+        lines.append(f"- instructions pass: the count windows under callgrind "
+                     f"({_text(instructions.get('valgrind'))}), address randomization "
+                     f"{_text(instructions.get('aslr'))}")
     return lines
 
 
@@ -94,16 +99,19 @@ def _counter_lines(results: list[dict[str, Any]]) -> list[str]:
 
 
 def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
-    columns = [f for f in doc["fields"] if f.get("column")]
+    ran = doc["context"].get("instructions") is not None   # its columns only when it ran
+    columns = [f for f in doc["fields"] if f.get("column")
+               and (ran or f["section"] != "instructions")]
     header = ["scenario"] + [md_text(f["column"]) for f in columns]
     rows = []
     notes = []
     for r in doc["results"]:
         cell = code = md_code(r["name"])
-        alloc = r.get("alloc") or {}
-        if alloc and not alloc.get("steady", True):
-            cell += " \\*"
-            notes.append(f"- \\* {code} is not steady: {_text(alloc.get('steady_reason'))}")
+        for section, what in (("alloc", "is not steady"), ("instructions", "Ir/op is not steady")):
+            measured = r.get(section) or {}
+            if measured and not measured.get("steady", True):
+                cell += "" if cell.endswith("\\*") else " \\*"
+                notes.append(f"- \\* {code} {what}: {_text(measured.get('steady_reason'))}")
         if r.get("error"):
             cell += " !"
             notes.append(f"- ! {code} failed: {md_text(r['error'])}")
@@ -119,6 +127,7 @@ def markdown(doc: dict[str, Any], title: str = "allocbench results") -> str:
     if notes:
         out += [""] + notes
     out += _scaling_lines(doc["results"]) + _counter_lines(doc["results"])
-    out += ["", "B/op and allocs/op are exact (requested bytes, per op per thread); ns/op is the "
-            "median over repetitions and is directional."]
+    out += ["", "B/op and allocs/op are exact (requested bytes, per op per thread)"
+            + ("; so is Ir/op (instructions under callgrind, per op per thread)" if ran else "")
+            + "; ns/op is the median over repetitions and is directional."]
     return "\n".join(out) + "\n"

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from allocbench import buildspec, compare_format, compare_json, graft, packages
-from allocbench import proc, project, revisions
+from allocbench import instructions_pass, proc, project, revisions
 from allocbench import compare as cmp
 from allocbench.commands import compare as compare_command
 from allocbench.commands import profile as profile_command
@@ -55,16 +55,19 @@ def add_run_arguments(parser: argparse.ArgumentParser, forks: int, with_no_time:
     if with_no_time:
         parser.add_argument("--no-time", action="store_true",
                             help="skip the time pass (allocation metrics only)")
+    instructions_pass.add_arguments(parser)
 
 
 def runner_options(*, repetitions: int | None, min_time: str | None, filter: str | None,
-                   no_time: bool, instance_timeout: str | None = None) -> list[str]:
+                   no_time: bool, instance_timeout: str | None = None,
+                   instructions: bool = False, estimated_cycles: bool = False) -> list[str]:
     options = []
     for flag, value in (("--filter", filter), ("--repetitions", repetitions),
                         ("--min-time", min_time), ("--instance-timeout", instance_timeout)):
         if value is not None:
             options += [flag, str(value)]
-    return options + (["--no-time"] if no_time else [])
+    return options + (["--no-time"] if no_time else []) + \
+        instructions_pass.flags(instructions, estimated_cycles)
 
 
 def check_runner(runner: Path, options: list[str]) -> None:
@@ -86,9 +89,10 @@ def check_runner(runner: Path, options: list[str]) -> None:
                         "or drop --runner")
 
 
-def harness(runner: Path | None, allocator: str = "system") -> Path:
+def harness(runner: Path | None, allocator: str = "system", instructions: bool = False
+            ) -> Path:
     """The given runner, or this checkout's Release allocbench-run for `allocator` (built when
-    missing)."""
+    missing; with `instructions`, built with valgrind's client requests)."""
     if runner is not None:
         if not runner.is_file():
             raise UserError(f"{runner}: no such runner; build allocbench-run or drop --runner")
@@ -96,7 +100,11 @@ def harness(runner: Path | None, allocator: str = "system") -> Path:
     packages.ensure(packages.BUILD_PACKAGES)
     build = project.build_dir()
     runner = project.runner_path(build, allocator)
-    if not runner.exists():
+    if instructions:
+        packages.ensure(packages.INSTRUCTIONS_PACKAGES)
+        project.configure_and_build(build, targets=[runner.name, buildspec.DEFAULT_TARGET],
+                                    instructions=True)
+    elif not runner.exists():
         project.configure_and_build(build, targets=[runner.name, buildspec.DEFAULT_TARGET])
     if not runner.exists():
         raise UserError(f"{runner} was not built: the {allocator} backend's library is missing; "
@@ -154,7 +162,9 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
         cmake: str | None = None, runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
-        instance_timeout: str | None = None, no_time: bool = False, format: str = "console", fail_on: str = "any",
+        instance_timeout: str | None = None, no_time: bool = False,
+        instructions: bool = False, estimated_cycles: bool = False,
+        format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
         calibration: Path | None = None, show_all: bool = False, report: Path | None = None,
         no_sites: bool = False, max_sites: int = 3) -> int:
@@ -162,9 +172,10 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
-    runner = harness(runner)
+    runner = harness(runner, instructions=instructions)
     options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
-                             no_time=no_time, instance_timeout=instance_timeout)
+                             no_time=no_time, instance_timeout=instance_timeout,
+                             instructions=instructions, estimated_cycles=estimated_cycles)
     check_runner(runner, options)
     plugins = build_plugins(repo, list(shas.values()), runner, target=target,
                             plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
@@ -180,7 +191,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
         calibration = repo / compare_command.DEFAULT_CALIBRATION
     comparison = compare_command.judge(folders["base"], folders["cand"], config_path=config,
-                                       threshold=threshold, calibration=calibration)
+                                       threshold=threshold, calibration=calibration,
+                                       fail_on=fail_on)
     sites, note = ({}, "") if no_sites else profile_command.site_changes(
         comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
         max_sites, runner)

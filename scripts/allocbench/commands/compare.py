@@ -37,8 +37,10 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="console",
                         help="console table, pull-request comment, or JSON [console]")
     parser.add_argument("--fail-on", choices=cmp.FAIL_ON, default="any",
-                        help="what makes the exit code 1: allocation metrics, time, or "
-                             "either [any]")
+                        help="what makes the exit code 1: the exact metrics (allocations and, "
+                             "measured with --instructions, instructions), time, or either; "
+                             "time is directional, never gating, when instructions were "
+                             "measured, unless this is 'time' [any]")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="budgets and time settings [allocbench.toml in the current "
                              "directory (ab: in --repo) if present]")
@@ -69,19 +71,20 @@ def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any
     """Compares, formats; returns (comparison, text, exit code). No `config_path`, no
     `calibration`: the defaults, whatever the current directory holds."""
     comparison = judge(base, cand, config_path=config_path, threshold=threshold,
-                       calibration=calibration)
+                       calibration=calibration, fail_on=fail_on)
     text = render(comparison, format=format, fail_on=fail_on, show_all=show_all, sites=sites,
                   sites_note=sites_note)
     return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
 
 
 def judge(base: Path, cand: Path, *, config_path: Path | None = None,
-          threshold: float | None = None, calibration: Path | None = None) -> cmp.Comparison:
+          threshold: float | None = None, calibration: Path | None = None,
+          fail_on: str = "any") -> cmp.Comparison:
     cfg = config.load(config_path) if config_path else config.Config()
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
     noise = cmp.load_calibration(calibration) if calibration else None
-    return cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise)
+    return cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise, fail_on)
 
 
 def render(comparison: cmp.Comparison, *, format: str, fail_on: str, show_all: bool = False,

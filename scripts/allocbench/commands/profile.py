@@ -149,14 +149,17 @@ def _folder(label: str) -> str:
 def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
                  folder: Path, limit: int, near: Path | None = None
                  ) -> tuple[dict[str, list[sites_of.SiteChange]], str]:
-    """The site changes of the instances whose exact metrics changed (at most `limit`, the
-    biggest |ΔB/op| first), profiled on both sides; and a note when some or all were not
-    profiled (heaptrack missing, the cap). For `ab`: the gate stands without them."""
+    """The site changes of the instances whose exact allocation metrics changed (at most
+    `limit`, the biggest |ΔB/op| first), profiled on both sides; and a note when some or all
+    were not profiled (heaptrack missing, the cap). For `ab`: the gate stands without them."""
+    def alloc(inst):
+        return [c for c in inst.exact if c.section == "alloc"]
+
     moved = [inst for inst in comparison.instances if not inst.failure and any(
-        c.verdict in ("worse", "better", "allowed") for c in inst.exact)]
+        c.verdict in ("worse", "better", "allowed") for c in alloc(inst))]
     if not moved:
         return {}, ""
-    moved.sort(key=lambda inst: -max(abs(c.delta or 0) for c in inst.exact))
+    moved.sort(key=lambda inst: -max(abs(c.delta or 0) for c in alloc(inst)))
     try:
         packages.ensure(PROFILE_PACKAGES)
     except UserError as e:

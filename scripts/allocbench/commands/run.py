@@ -13,7 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
-from allocbench import packages, proc, project, report, results, revision
+from allocbench import instructions_pass, packages, proc, project, report, results, revision
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.fileio import write_atomically
 
@@ -35,6 +35,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count-warmup", type=int, metavar="N", help="warm-up ops [1000]")
     parser.add_argument("--count-ops", type=int, metavar="N", help="ops per count window [1000]")
     parser.add_argument("--no-time", action="store_true", help="skip the time pass")
+    instructions_pass.add_arguments(parser)
     parser.add_argument("--instance-timeout", metavar="SECONDS",
                         help="an instance still running after this long is killed and recorded "
                              "as failed [600]")
@@ -45,12 +46,15 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: str,
         repetitions: int | None, min_time: str | None, count_warmup: int | None,
         count_ops: int | None, no_time: bool, build_dir: Path,
-        instance_timeout: str | None = None) -> int:
+        instance_timeout: str | None = None, instructions: bool = False,
+        estimated_cycles: bool = False) -> int:
     if out is not None:
         report_path_for(out)   # a bad --out is refused before anything is built or run
     packages.ensure(packages.BUILD_PACKAGES)
+    pass_flags = instructions_pass.flags(instructions, estimated_cycles)
     runner = project.runner_path(build_dir, allocator)
-    project.configure_and_build(build_dir, targets=[runner.name, "allocbench_builtin"])
+    project.configure_and_build(build_dir, targets=[runner.name, "allocbench_builtin"],
+                                instructions=instructions)
     if not runner.exists():
         raise UserError(f"{runner} was not built: the {allocator} backend's library is missing; "
                         "see the configure output above")
@@ -69,6 +73,7 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
             command += [flag, str(value)]
     if no_time:
         command.append("--no-time")
+    command += pass_flags
     before = _identity(out)
     code = proc.run(command).returncode
     if code not in (0, 1):   # 1: a scenario failed, and the others' results were written
