@@ -13,6 +13,11 @@ A record says how the revision was measured (its recipe: build and graft), wheth
 allocbench-run's results document. Records are written atomically, one per revision as soon as
 it is measured, so an interrupted sweep loses at most the revision it was measuring. Stores of
 several machines (a sharded sweep in a CI matrix) are combined with `allocbench merge`.
+
+Which optional passes a record's run had (passes()) is read from its results: `time_measured`
+(context.time), the instructions pass (context.instructions, absent in results older than that
+pass) and its cache simulation (context.instructions.estimated_cycles). A record without a pass
+that a sweep or bisect asks for is measured again (sweep.Plan.stored), never shown as a gap.
 """
 
 from __future__ import annotations
@@ -55,6 +60,21 @@ def problem(record: dict[str, Any]) -> str:
     line of its log (log_summary.py: CMake's message, a compiler's error, else the last line)."""
     error = informative_line(record.get("log_tail", ""))
     return f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
+
+
+PASSES = ("time", "instructions", "estimated_cycles")   # the optional passes, as passes() names
+
+
+def passes(record: dict[str, Any]) -> frozenset[str]:
+    """The optional passes the record's run had: "time", "instructions" (allocbench-run
+    --instructions) and "estimated_cycles" (--estimated-cycles); none for a failure."""
+    if record["status"] != "ok":
+        return frozenset()
+    instructions = record["results"]["context"].get("instructions")
+    return frozenset(name for name, ran in (
+        ("time", record["time_measured"]), ("instructions", instructions is not None),
+        ("estimated_cycles", bool(instructions and instructions.get("estimated_cycles"))))
+        if ran)
 
 
 def check(record: Any, origin: Path) -> dict[str, Any]:

@@ -3,9 +3,12 @@ progress line.
 
 Shared by `allocbench sweep` (many revisions) and `allocbench bisect` (the ones a binary search
 asks for). A revision is measured at most once per recipe (build + graft): a stored record is
-used as it is — a failure too, until --retry-failed — unless --force; a count-only record is
-measured again, with time, when time is asked for, and the new record keeps its date and build
-time under `earlier`.
+used as it is — a failure too, until --retry-failed — unless --force. A record without a pass
+that is asked for (the time pass; the instructions pass, --instructions; its --estimated-cycles)
+is measured again, never shown as a gap: with the passes asked for and the ones it had, so that
+completing a record never loses what it measured (time, say, when a bisect asks for
+instructions); the progress line says why, and the new record keeps the earlier one's date and
+build time under `earlier`. (--force measures exactly what is asked.)
 
 Every revision of one recipe is checked out in ONE worktree and built in ONE build folder
 (revisions.shared_tree), moved from revision to revision: git rewrites the files that differ,
@@ -31,7 +34,7 @@ from allocbench import submodules as submodules_of
 from allocbench.buildspec import CMakeBuild, CommandBuild, package_dir
 from allocbench.errors import UserError
 from allocbench.revision import git
-from allocbench.store import STORE_VERSION, Store
+from allocbench.store import STORE_VERSION, Store, passes
 
 LOG_TAIL_LINES = 30
 
@@ -52,6 +55,8 @@ class Plan:
     force: bool = False
     retry_failed: bool = False
     submodules: str = submodules_of.DEFAULT
+    instructions: bool = False           # --instructions: the instructions pass too
+    estimated_cycles: bool = False       # --estimated-cycles: its cache simulation too
     recipe: dict[str, Any] = field(init=False)   # build and graft, as recorded
     recipe_id: str = field(init=False)           # its hash, what a record is matched on
 
@@ -69,14 +74,21 @@ class Plan:
         """The record of `sha` with this recipe, whatever it holds."""
         return self.store.get(self.machine, self.allocator, sha, self.recipe_id)
 
+    def asked(self) -> frozenset[str]:
+        """The optional passes every revision is measured with, as store.passes names them."""
+        return frozenset(name for name, on in (
+            ("time", self.time), ("instructions", self.instructions),
+            ("estimated_cycles", self.estimated_cycles)) if on)
+
     def stored(self, sha: str) -> dict[str, Any] | None:
-        """The record that makes measuring `sha` again unnecessary, if there is one."""
+        """The record that makes measuring `sha` again unnecessary, if there is one: not one
+        without a pass this plan asks for."""
         record = None if self.force else self.previous(sha)
         if record is None:
             return None
         if record["status"] != "ok":
             return None if self.retry_failed else record
-        return record if record["time_measured"] or not self.time else None
+        return record if self.asked() <= passes(record) else None
 
 
 def subject_line(repo: Path, sha: str) -> str:
@@ -143,8 +155,15 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
         "harness": str(plan.runner), "status": "ok", "time_measured": plan.time,
         "seconds": {}, "results": None}
     earlier = plan.previous(sha)
+    wanted = plan.asked()
     if earlier is not None:
         record["earlier"] = [_summary(earlier), *earlier.get("earlier", [])]
+        lacking = plan.asked() - passes(earlier)
+        if not plan.force and earlier["status"] == "ok" and lacking:
+            revisions.announce(f"measuring again: its stored record has no "
+                               f"{_passes_text(lacking)}")
+            wanted |= _keepable(plan, earlier)
+    record["time_measured"] = "time" in wanted
 
     def fail(status: str, step: str, output: str) -> dict[str, Any]:
         log = logs / f"{sha}-{step}.log"
@@ -171,8 +190,9 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     partial.unlink(missing_ok=True)
     command = [str(plan.runner), "--quiet", "--out", str(out), "--plugin", str(plugin),
                *revisions.revision(plan.repo, sha).context_flags(), *plan.run_options]
-    if not plan.time:
-        command.append("--no-time")
+    command += [*([] if "time" in wanted else ["--no-time"]),
+                *(["--instructions"] if "instructions" in wanted else []),
+                *(["--estimated-cycles"] if "estimated_cycles" in wanted else [])]
     started = time.monotonic()
     try:
         done = proc.run(command, capture_output=True, text=True, errors="replace",
@@ -192,9 +212,31 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     if ran != {"system": "glibc"}.get(plan.allocator, plan.allocator):
         raise UserError(f"{plan.runner} measures with {ran}, not {plan.allocator}: pass the "
                         f"allocbench-run of that allocator, or --allocator {ran}")
+    if not wanted <= passes(record):
+        raise UserError(f"{plan.runner} did not run the {_passes_text(wanted - passes(record))}"
+                        " it was asked for; pass an allocbench-run built from this checkout")
     _put(plan, record)
     out.unlink()
     return record
+
+
+PASS_NAMES = {"time": "time pass", "instructions": "instructions pass (--instructions)",
+              "estimated_cycles": "cache simulation (--estimated-cycles)"}
+
+
+def _passes_text(names: frozenset[str]) -> str:
+    return " nor ".join(PASS_NAMES[name] for name in sorted(names))
+
+
+def _keepable(plan: Plan, earlier: dict[str, Any]) -> frozenset[str]:
+    """The passes of `earlier` that measuring it again can keep: time always; the instructions
+    pass when the same harness counted them and valgrind is still here (an allocbench-run
+    built without valgrind's headers refuses --instructions, and a whole run that fails would
+    replace a good record with a failure)."""
+    had = passes(earlier)
+    if earlier.get("harness") != str(plan.runner) or shutil.which("valgrind") is None:
+        had -= {"instructions", "estimated_cycles"}
+    return had
 
 
 def _summary(record: dict[str, Any]) -> dict[str, Any]:

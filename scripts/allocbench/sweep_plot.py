@@ -48,14 +48,15 @@ def plot(columns: list[sweep_table.Column], metrics: list[str], path: Path,
                                     figsize=(max(6.0, 0.7 * len(columns) + 3),
                                              max(3.2 * len(metrics), 0.17 * len(names) + 1)))
         for axis, metric in zip(axes[:, 0], metrics):
-            field = known.get(("alloc", metric), {})
+            section = sweep_table.section_of(known, metric)   # alloc or instructions
+            field = known.get((section, metric), {})
             for name in names:
-                values = [sweep_table.value(c, name, "alloc", metric) for c in columns]
+                values = [sweep_table.value(c, name, section, metric) for c in columns]
                 axis.plot(range(len(columns)),
                           [float("nan") if isinstance(v, str) else v for v in values],
                           marker="o", markersize=3, label=plot_label(name))
             axis.set_ylabel(f"{plot_label(field.get('column') or metric)} (exact)")
-            axis.set_ylim(bottom=0)  # bytes start at zero: no exaggerated steps
+            axis.set_ylim(bottom=0)  # counts start at zero: no exaggerated steps
             axis.grid(True, alpha=0.3)
         axes[-1, 0].set_xticks(range(len(columns)), labels, rotation=45, ha="right")
         axes[0, 0].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))

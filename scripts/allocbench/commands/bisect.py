@@ -1,13 +1,16 @@
 """allocbench bisect SCENARIO --good REV --bad REV [--metric bytes_per_op] [--all]: the commit
-where an exact allocation metric of one scenario instance changed, or with --all every commit
-where it steps.
+where an exact metric of one scenario instance changed, or with --all every commit where it
+steps: an allocation metric, or instructions_per_op (the instructions pass, --instructions,
+which that metric implies).
 
 Binary search over the first-parent history from good to bad (--all: divide and conquer,
-bisection.every_change), measuring with the sweep's machinery and store (count pass only):
-revisions a sweep already measured cost nothing, and the ones bisect measures are there for the
-next sweep. A commit that does not build or run is skipped, as `git bisect skip` does, and
-named. Allocation counts are exact, so every probe is decided with certainty; each progress
-line shows the value it found.
+bisection.every_change), measuring with the sweep's machinery and store (count pass only, and
+the instructions pass when asked for): revisions a sweep already measured cost nothing, and the
+ones bisect measures are there for the next sweep. A commit that does not build or run is
+skipped, as `git bisect skip` does, and named. Allocation and instruction counts are exact, so
+every probe is decided with certainty; each progress line shows the value it found. The
+metric's section (alloc or instructions) comes from the results' field list. The allocation
+sites' diff that ends a plain bisect is heaptrack's, so only an allocation metric gets one.
 
 Exit codes: 0 the commit (--all: every step) is named, 1 some change cannot be narrowed to one
 commit (skipped commits hide it) or good and bad have the same value, 2 bad input.
@@ -23,8 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allocbench import bisection, history, packages, profile, revisions, sites, sweep
-from allocbench import sweep_progress
+from allocbench import bisection, history, instructions_pass, packages, profile, revisions
+from allocbench import sites, sweep, sweep_progress, sweep_table
 from allocbench.commands import profile as profile_command
 from allocbench.commands import sweep as sweep_command
 from allocbench.errors import UserError
@@ -40,21 +43,48 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a newer revision on the same first-parent line, whose value "
                              "differs")
     parser.add_argument("--metric", default="bytes_per_op", metavar="NAME",
-                        help="an exact metric: bytes_per_op, allocs_per_op or frees_per_op "
-                             "[bytes_per_op]")
+                        help="an exact metric: bytes_per_op, allocs_per_op, frees_per_op, or "
+                             "instructions_per_op, which implies --instructions [bytes_per_op]")
     parser.add_argument("--all", dest="every_step", action="store_true",
                         help="every commit where the value steps, not only the first change; "
                              "a change undone between two commits of equal value is not "
                              "searched for")
     parser.add_argument("--no-sites", action="store_true",
                         help="do not profile the last unchanged and the first changed commit "
-                             "(by default: their allocation sites' diff ends the output)")
+                             "(by default, for an allocation metric: their allocation sites' "
+                             "diff ends the output)")
+    instructions_pass.add_arguments(parser)
+    for action in parser._actions:   # argparse has no public way to reword an argument
+        if action.dest == "instructions":
+            action.help = ("measure every probe with the instructions pass too (callgrind: "
+                           "exact instructions per op), as --metric instructions_per_op needs "
+                           "and implies; a revision stored without it is measured again "
+                           "(valgrind is installed on first use)")
     sweep_command.add_store_arguments(parser)
     sweep_command.add_build_arguments(parser)
 
 
 def _instance(record: dict[str, Any], scenario: str) -> dict[str, Any] | None:
     return next((r for r in record["results"]["results"] if r["name"] == scenario), None)
+
+
+def _fields(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The metrics bisect can name, by key: the results' fields of sections alloc and
+    instructions."""
+    return {f["key"]: f for f in record["results"]["fields"]
+            if f["section"] in sweep_table.SECTIONS}
+
+
+def _section(record: dict[str, Any], metric: str) -> str:
+    """The results section that holds `metric`: from the record's field list."""
+    return _fields(record).get(metric, {}).get("section", "alloc")
+
+
+def _without_pass(record: dict[str, Any], metric: str) -> bool:
+    """Whether the record's run lacked the pass that measures `metric` (the instructions
+    pass: allocbench-run without --instructions)."""
+    return _section(record, metric) == "instructions" and \
+        record["results"]["context"].get("instructions") is None
 
 
 def _value(record: dict[str, Any], scenario: str, metric: str) -> float | None:
@@ -64,7 +94,7 @@ def _value(record: dict[str, Any], scenario: str, metric: str) -> float | None:
     found = _instance(record, scenario)
     if found is None or found.get("error"):
         return None
-    return found.get("alloc", {}).get(metric)
+    return (found.get(_section(record, metric)) or {}).get(metric)
 
 
 def _endpoint(record: dict[str, Any], which: str, scenario: str, metric: str) -> float:
@@ -80,11 +110,14 @@ def _endpoint(record: dict[str, Any], which: str, scenario: str, metric: str) ->
         hint += "if the scenario is newer than this revision, graft today's scenarios with " \
             "--graft"
         raise UserError(f"{where} has no scenario instance '{terminal(scenario)}'; {hint}")
-    fields = {f["key"]: f for f in record["results"]["fields"] if f["section"] == "alloc"}
+    fields = _fields(record)
     if fields.get(metric, {}).get("gate") != "exact":
         exact = [key for key, f in fields.items() if f["gate"] == "exact"]
         raise UserError(f"--metric {terminal(metric)}: bisect needs an exact metric, one of "
                         f"{', '.join(map(terminal, exact))}")
+    if _without_pass(record, metric):
+        raise UserError(f"{where} was measured without the instructions pass, so it has no "
+                        f"{terminal(metric)}; add --instructions")
     value = _value(record, scenario, metric)
     if value is None:
         raise UserError(f"{where}: '{terminal(scenario)}' failed there, so it has no "
@@ -95,28 +128,33 @@ def _endpoint(record: dict[str, Any], which: str, scenario: str, metric: str) ->
 def _describe(record: dict[str, Any], scenario: str, metric: str) -> str:
     """What a probe found, for its progress line: the value, or why there is none."""
     value = _value(record, scenario, metric)
-    return f"{metric} {_number(value)}" if value is not None else _why(record, scenario)
+    return f"{metric} {_number(value)}" if value is not None else _why(record, scenario, metric)
 
 
-def _why(record: dict[str, Any], scenario: str) -> str:
+def _why(record: dict[str, Any], scenario: str, metric: str = "") -> str:
     """Why a revision has no value: its failure, or its instance's."""
     if record["status"] != "ok":
         return problem(record)
     found = _instance(record, scenario)
     if found is None:
         return f"no instance {scenario}"
-    return f"{scenario} failed: {found['error']}" if found.get("error") else "no value"
+    if found.get("error"):
+        return f"{scenario} failed: {found['error']}"
+    if metric and _without_pass(record, metric):
+        return "measured without the instructions pass"
+    return "no value"
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
+def _number(value: float, sign: str = "") -> str:
+    """Every digit: Ir/op (instructions over the window's ops) is exact and seldom whole."""
+    return sweep_table.exact_number(value, sign)
 
 
 def _step(before: float, after: float) -> str:
     """`before → after (+delta, +percent)`; no percent from 0."""
     change = after - before
     percent = f", {change / before * 100:+.1f}%" if before else ""
-    return f"{_number(before)} → {_number(after)} ({change:+g}{percent})"
+    return f"{_number(before)} → {_number(after)} ({_number(change, '+')}{percent})"
 
 
 def _named(record: dict[str, Any]) -> str:
@@ -277,8 +315,11 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         config: Path | None = None, runner: Path | None = None, timeout: float = 1800,
         instance_timeout: str | None = None, force: bool = False,
         retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
-        submodules: str | None = None, no_sites: bool = False) -> int:
+        submodules: str | None = None, no_sites: bool = False, instructions: bool = False,
+        estimated_cycles: bool = False) -> int:
     repo = revisions.toplevel(repo or Path.cwd())
+    # a metric of the instructions pass needs it (known before anything is measured: FALLBACK)
+    instructions = instructions or sweep_table.passes_for([metric])[0]
     good_sha, bad_sha = revisions.resolve(repo, good), revisions.resolve(repo, bad)
     if good_sha == bad_sha:
         raise UserError(f"--good {good} and --bad {bad} are the same commit {good_sha[:12]}")
@@ -288,10 +329,12 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         target=target, plugin_path=plugin_path, cmake_arg=cmake_arg or [], config=config,
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
         run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout],
-        bench=bench, cmake=cmake, submodules=submodules)
+        bench=bench, cmake=cmake, submodules=submodules, instructions=instructions,
+        estimated_cycles=estimated_cycles)
     probes = _Probes(plan, [good_sha, *line], scenario, metric,
                      math.ceil(math.log2(len(line))) + 2)
     good_value = _endpoint(probes.record(0), "good", scenario, metric)
+    section = _section(probes.records[0], metric)
     bad_value = _endpoint(probes.record(len(line)), "bad", scenario, metric)
     what = terminal(f"{scenario} {metric}")
     if bad_value == good_value:
@@ -304,5 +347,9 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         return _every_step(probes, (good_value, bad_value))
     code, pair = _first_change(probes, good_sha, good_value)
     if pair is not None and not no_sites:
-        _sites(plan, scenario, *pair)
+        if section == "alloc":
+            _sites(plan, scenario, *pair)
+        else:   # heaptrack's sites explain bytes and allocations, not instructions
+            print(f"no allocation sites: {terminal(metric)} is not an allocation metric "
+                  "(callgrind, e.g. valgrind --tool=callgrind, shows where instructions go)")
     return code

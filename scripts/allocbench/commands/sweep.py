@@ -9,6 +9,10 @@ interrupted sweep resumes where it stopped. A revision that fails to build, cras
 is recorded with the end of its log and the sweep goes on. Prints the sweep table and writes it
 to <repo>/.allocbench/sweep.md and sweep.csv.
 
+--instructions also counts instructions per op (the instructions pass, under callgrind: exact,
+like B/op) and adds their Ir/op table; `--metric instructions_per_op` implies it. A revision
+stored without a pass the sweep asks for (time, instructions) is measured again (sweep.py).
+
 Exit codes: 0 every revision measured, 1 some revision failed (its column shows ✗) or an
 instance failed in one, 2 bad input, 3 allocbench's own harness could not be built.
 """
@@ -20,7 +24,7 @@ import math
 import sys
 from pathlib import Path
 
-from allocbench import buildconfig, buildspec, config, history, revisions
+from allocbench import buildconfig, buildspec, config, history, instructions_pass, revisions
 from allocbench import graft as grafting
 from allocbench import submodules as submodules_of
 from allocbench import sweep_plot, sweep_progress, sweep_table
@@ -98,20 +102,33 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="minimum time per sample [allocbench-run's: 0.05]")
     parser.add_argument("--no-time", action="store_true",
                         help="skip the time pass (allocation metrics only)")
+    add_instructions_arguments(parser, "adds their Ir/op table (instructions_per_op); "
+                               "--metric instructions_per_op implies it")
     add_table_arguments(parser)
     report_command.add_report_argument(parser, "the whole store (every machine and allocator)")
+
+
+def add_instructions_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """instructions_pass's --instructions and --estimated-cycles, with what they do here."""
+    instructions_pass.add_arguments(parser)
+    for action in parser._actions:   # argparse has no public way to reword an argument
+        if action.dest == "instructions":
+            action.help = (f"{action.help}; every revision stored without them is measured "
+                           f"again; {what}")
 
 
 def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     """What the sweep table shows: shared by sweep and sweep-table."""
     parser.add_argument("--metric", action="append", metavar="NAME",
-                        help="add a table of this allocation metric after B/op's (always "
-                             "shown), repeatable: allocs_per_op, usable_bytes_per_op …")
+                        help="add a table of this metric after B/op's (always shown), "
+                             "repeatable: allocs_per_op, usable_bytes_per_op …, or "
+                             "instructions_per_op (Ir/op, from --instructions)")
     parser.add_argument("--changed-only", action="store_true",
-                        help="only the scenarios whose allocation metrics differ between "
-                             "revisions")
+                        help="only the scenarios whose allocation metrics (and Ir/op, when "
+                             "shown) differ between revisions")
     parser.add_argument("--plot", type=Path, metavar="FILE",
-                        help="also draw the allocation curve: FILE.svg, .png or .pdf")
+                        help="also draw the allocation curve: FILE.svg, .png or .pdf "
+                             "(allocation metrics only)")
 
 
 def build_spec(repo: Path, config_path: Path | None, *, target: str | None = None,
@@ -147,19 +164,23 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
               force: bool, retry_failed: bool, time: bool, run_options: list[str],
               bench: Path | None = None, cmake: str | None = None,
-              submodules: str | None = None) -> sweeping.Plan:
+              submodules: str | None = None, instructions: bool = False,
+              estimated_cycles: bool = False) -> sweeping.Plan:
+    """What every revision is measured with; `instructions` (and `estimated_cycles`): the
+    instructions pass too, with valgrind installed and a harness that can run it."""
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
+    pass_flags = instructions_pass.flags(instructions, estimated_cycles)
     spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
                       cmake_arg=cmake_arg, bench=bench, cmake=cmake)
     grafts = tuple(grafting.parse(text, repo) for text in graft)
-    runner = ab.harness(runner, allocator)
-    ab.check_runner(runner, [*run_options, *([] if time else ["--no-time"])])
+    runner = ab.harness(runner, allocator, instructions=instructions)
+    ab.check_runner(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
     return sweeping.Plan(repo, spec, grafts, runner, allocator,
                          machine_id(machine),
                          Store(store or revisions.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed,
-                         submodules or submodules_of.DEFAULT)
+                         submodules or submodules_of.DEFAULT, instructions, estimated_cycles)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -172,12 +193,19 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         min_time: str | None = None, no_time: bool = False,
         instance_timeout: str | None = None, metric: list[str] | None = None,
         changed_only: bool = False, plot: Path | None = None, bench: Path | None = None,
-        cmake: str | None = None, submodules: str | None = None, report: Path | None = None
-        ) -> int:
+        cmake: str | None = None, submodules: str | None = None, report: Path | None = None,
+        instructions: bool = False, estimated_cycles: bool = False) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
     if report is not None:
         report_command.check_out(report)
+    # A table of the instructions pass's measures them; measuring them shows them.
+    needs = sweep_table.passes_for(metric or [])
+    instructions, estimated_cycles = instructions or needs[0], estimated_cycles or needs[1]
+    metrics = sweep_table.metrics_of([*(metric or []),
+                                      *(["instructions_per_op"] if instructions else []),
+                                      *([sweep_table.ESTIMATED_CYCLES]
+                                        if instructions and estimated_cycles else [])])
     repo = revisions.toplevel(repo or Path.cwd())
     todo = sweeping.shard(history.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
@@ -188,8 +216,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                      run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False,
                                                    instance_timeout=instance_timeout),
-                     bench=bench, cmake=cmake, submodules=submodules)
-    metrics = sweep_table.metrics_of(metric)
+                     bench=bench, cmake=cmake, submodules=submodules,
+                     instructions=instructions, estimated_cycles=estimated_cycles)
     progress = sweep_progress.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []
     try:

@@ -3,7 +3,9 @@ store alone (nothing is built or run) — markdown for a pull request, or CSV.
 
 Takes the revisions as `allocbench sweep` does; a revision the store lacks shows as · . Records
 of other machines are used when this machine has none (allocation metrics do not depend on the
-machine; the time table says when its columns come from several).
+machine; the time and Ir/op tables say when their columns come from several). `--metric
+instructions_per_op` shows the instructions that `sweep --instructions` counted; a revision
+stored without them is ∅, with a note saying so.
 """
 
 from __future__ import annotations
