@@ -74,8 +74,11 @@ def run_calibrate(args: argparse.Namespace, out: Path) -> None:
 
 
 def rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """The table's rows from a calibration document (commands/calibrate.py's fields)."""
+    """The table's rows from a calibration document (commands/calibrate.py's fields): the wall
+    clock's (ns_per_op), the time gate the table describes; bench/time_noise.py compares it
+    with the CPU clock's."""
     found = doc.get("scenarios") if isinstance(doc, dict) else None
+    found = [c for c in found or [] if c.get("metric", "ns_per_op") == "ns_per_op"]
     if not found:
         sys.exit("calibration_table.py: the calibration has no scenarios")
     rounds = sum(c["rounds"] for c in found)

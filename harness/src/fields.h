@@ -95,6 +95,10 @@ inline constexpr Field kFields[] = {
     {"ns_per_op", Section::kTime, "ns", Gate::kTime, "ns/op",
      "median over repetitions of wall ns per op per thread",
      &fields_internal::Time<&TimeMetrics::median_ns>},
+    {"cpu_ns_per_op", Section::kTime, "ns", Gate::kTime, nullptr,
+     "median over repetitions of the timed threads' CPU ns per op per thread (no time waiting "
+     "for a core, a lock or I/O)",
+     &fields_internal::Time<&TimeMetrics::median_cpu_ns>},
     {"mean_ns_per_op", Section::kTime, "ns", Gate::kInfo, nullptr,
      "mean over repetitions of wall ns per op per thread",
      &fields_internal::Time<&TimeMetrics::mean_ns>},

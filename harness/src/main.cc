@@ -90,20 +90,18 @@ int Run(int argc, const char* const* argv) {
   // The harness's own thread is never counted; scenario threads switch themselves on.
   counting::SetMode(counting::Mode::kIgnored);
   const Options options = ParseOptions(argc, argv);
+  // Before --help: a sweep or ab checks its runner's options with it, before building anything.
+  if (options.instructions && !callgrind::Available()) {
+    throw UserError(
+        "--instructions: this allocbench-run was built without valgrind's headers "
+        "(valgrind/callgrind.h); install Debian's valgrind and rebuild, or drop --instructions");
+  }
   if (options.help) {
     std::fputs(kUsage, stdout);
     return 0;
   }
   InstallInterruptHandlers();
-  std::string valgrind;
-  if (options.instructions) {
-    if (!callgrind::Available()) {
-      throw UserError(
-          "--instructions: this allocbench-run was built without valgrind's headers "
-          "(valgrind/callgrind.h); install Debian's valgrind and rebuild, or drop --instructions");
-    }
-    valgrind = ValgrindVersion();
-  }
+  const std::string valgrind = options.instructions ? ValgrindVersion() : "";
   if (!options.callgrind_dumps.empty() && !callgrind::RunningOnValgrind()) {
     throw UserError(
         "--callgrind-dumps is allocbench-run's own, for its run under callgrind; "

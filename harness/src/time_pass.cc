@@ -109,6 +109,12 @@ class SampleCollector : public benchmark::BenchmarkReporter {
   std::string error;
 };
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 }  // namespace
 
 void InitializeTimePass(const char* argv0) {
@@ -122,7 +128,8 @@ void Summarize(TimeMetrics& m, int threads) {
   if (sorted.empty()) return;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
-  m.median_ns = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  m.median_ns = Median(sorted);
+  m.median_cpu_ns = m.cpu_samples_ns.empty() ? 0.0 : Median(m.cpu_samples_ns);
   m.mean_ns = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
   double sq = 0;
   for (double x : sorted) sq += (x - m.mean_ns) * (x - m.mean_ns);

@@ -1,7 +1,9 @@
 // The time pass: Google Benchmark times the instance's loop; every repetition is one sample.
 //
 // ns_per_op is per op per thread (wall time of a repetition / ops one thread did), the same
-// "per op" as the count pass; ops_per_s is the throughput of all threads together.
+// "per op" as the count pass; ops_per_s is the throughput of all threads together;
+// cpu_ns_per_op is the timed threads' CPU time per op per thread, which on a shared machine
+// leaves out the waits for a core that make wall time noisy (README, "Time itself").
 // Counting stays off: Google Benchmark's threads are not the scenario's counted threads and no
 // background window is open, so each allocation pays only the hooks' mode check.
 #ifndef ALLOCBENCH_HARNESS_TIME_PASS_H_
@@ -23,10 +25,11 @@ struct TimeOptions {
 struct TimeMetrics {
   int repetitions = 0;
   double min_time_s = 0;
-  std::vector<double> samples_ns;   // ns per op per thread, one per repetition
+  std::vector<double> samples_ns;      // ns per op per thread, one per repetition
   std::vector<double> cpu_samples_ns;  // the same in CPU time of the timed threads (info)
-  std::vector<int64_t> iterations;  // ops of each repetition, all threads
+  std::vector<int64_t> iterations;     // ops of each repetition, all threads
   double median_ns = 0;
+  double median_cpu_ns = 0;  // of cpu_samples_ns
   double mean_ns = 0;
   double stddev_ns = 0;  // sample standard deviation (n - 1)
   double cv = 0;         // stddev / mean

@@ -148,8 +148,9 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys, tmp_path):
     spans = next(i for i in doc["instances"] if i["name"] == "e2e/start_span")
     assert {c["verdict"] for c in spans["exact"]} == {"same"}
     # Time was measured: 2 forks × 3 repetitions a side, through the interval gate.
-    (time,) = spans["time"]
-    assert (time["base_n"], time["cand_n"]) == (6, 6)
+    time, cpu = spans["time"]   # wall and CPU clocks, from the same repetitions
+    assert (time["metric"], cpu["metric"]) == ("ns_per_op", "cpu_ns_per_op")
+    assert (time["base_n"], time["cand_n"]) == (cpu["base_n"], cpu["cand_n"]) == (6, 6)
     interval = time["interval"]
     # The point estimate is the ratio of the sides' means, and the interval surrounds it.
     assert interval["relative"] == pytest.approx(time["cand_mean"] / time["base_mean"] - 1)
@@ -160,8 +161,8 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys, tmp_path):
     # --report: the comparison's page, with both sides' 6 samples in its statistics.
     (page,) = (tmp_path / "site" / "compare").iterdir()
     html = page.read_text()
-    assert "Gate passed" in html and html.count('<td class="num">6 (2 forks)</td>') == 2 * len(
-        [i for i in doc["instances"] if i["time"]])
+    assert "Gate passed" in html and html.count('<td class="num">6 (2 forks)</td>') == 2 * sum(
+        len(i["time"]) for i in doc["instances"])   # per side, per clock
 
 
 def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix, runner,

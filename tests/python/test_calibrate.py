@@ -91,8 +91,11 @@ def test_calibrate_runs_a_a_and_compare_uses_the_result(runner, ground_truth, tm
     assert "ground_truth/sized/bytes:24" in printed
     doc = json.loads(out.read_text())
     assert (doc["rounds"], doc["forks"], doc["repetitions"]) == (2, 1, 3)
-    names = [s["name"] for s in doc["scenarios"]]
-    assert names == ["ground_truth/sized/bytes:24", "ground_truth/sized/bytes:96"]
+    names = [(s["name"], s["metric"]) for s in doc["scenarios"]]   # both clocks, each gated
+    assert names == [("ground_truth/sized/bytes:24", "ns_per_op"),
+                     ("ground_truth/sized/bytes:24", "cpu_ns_per_op"),
+                     ("ground_truth/sized/bytes:96", "ns_per_op"),
+                     ("ground_truth/sized/bytes:96", "cpu_ns_per_op")]
     assert all(s["samples_per_side"] == 3 and s["noisy"] for s in doc["scenarios"])  # n < 5
     assert sorted(p.name for p in (out.parent / "calibration-runs" / "round-2").iterdir()) == [
         "a", "b"]

@@ -69,7 +69,7 @@ def test_gated_metrics_come_from_the_documents_fields(tmp_path):
     base, cand = doc("base"), doc("cand")
     for d in (base, cand):
         for f in d["fields"]:
-            if f["key"] in ("allocs_per_op", "ns_per_op"):
+            if f["key"] in ("allocs_per_op", "ns_per_op", "cpu_ns_per_op"):
                 f["gate"] = "info"
     c = comparison(write(tmp_path / "b.json", base), write(tmp_path / "c.json", cand))
     sized = instance(c, "ground_truth/sized/bytes:24")
@@ -108,8 +108,9 @@ def test_forks_that_disagree_on_an_exact_metric_are_nondeterministic(tmp_path):
         compare.NONDETERMINISTIC, (5, 6), (5,), None)
     assert ("ground_truth/mixed", "frees_per_op") not in compare.gated(c, "any")
     # The time samples of both forks are pooled: 2 × 12 a side.
-    (time,) = instance(c, "ground_truth/mixed").time
-    assert (time.base_n, time.cand_n) == (24, 24)
+    wall, cpu = instance(c, "ground_truth/mixed").time
+    assert (wall.metric, cpu.metric) == ("ns_per_op", "cpu_ns_per_op")
+    assert (wall.base_n, wall.cand_n) == (cpu.base_n, cpu.cand_n) == (24, 24)
 
 
 def test_a_scenario_failing_in_the_candidate_gates_failing_in_the_base_does_not(tmp_path):
@@ -127,10 +128,10 @@ def test_fail_on_chooses_what_gates(tmp_path):
     cand = doc("cand")
     cand["results"] = [r for r in cand["results"] if r["name"] != "ground_truth/fails"]
     c = comparison(DATA / "base.json", write(tmp_path / "c.json", cand))
-    assert {m for _, m in compare.gated(c, "time")} == {"ns_per_op"}
+    assert {m for _, m in compare.gated(c, "time")} == {"ns_per_op", "cpu_ns_per_op"}
     assert "ns_per_op" not in {m for _, m in compare.gated(c, "alloc")}
     assert {m for _, m in compare.gated(c, "any")} == {
-        "ns_per_op", "bytes_per_op", "allocs_per_op", "frees_per_op"}
+        "ns_per_op", "cpu_ns_per_op", "bytes_per_op", "allocs_per_op", "frees_per_op"}
 
 
 def test_exit_codes(tmp_path, capsys):
@@ -145,10 +146,11 @@ def test_without_time_samples_each_fork_gives_one_value(tmp_path):
     for d in (base, cand):
         for r in d["results"]:
             (r.get("time") or {}).pop("samples_ns_per_op", None)
+            (r.get("time") or {}).pop("samples_cpu_ns_per_op", None)
     c = comparison(write(tmp_path / "b.json", base), write(tmp_path / "c.json", cand))
-    (time,) = instance(c, "ground_truth/mixed").time
-    assert time.base_n == 1 and time.verdict == compare.UNSTABLE
-    assert time.reason == "1 samples, fewer than 5"
+    for time in instance(c, "ground_truth/mixed").time:   # wall and CPU alike
+        assert time.base_n == 1 and time.verdict == compare.UNSTABLE
+        assert time.reason == "1 samples, fewer than 5"
 
 
 def test_calibration_marks_noisy_instances(tmp_path):
@@ -160,7 +162,8 @@ def test_calibration_marks_noisy_instances(tmp_path):
     path.write_text(json.dumps({"allocbench_calibration": 1, "scenarios": [entry]}))
     c = comparison(DATA / "base.json", DATA / "cand.json",
                    calibration=compare.load_calibration(path))
-    (time,) = instance(c, "ground_truth/sized/bytes:24").time
+    time, cpu = instance(c, "ground_truth/sized/bytes:24").time
+    assert cpu.noise == ""   # calibrated for ns_per_op only
     assert time.noise == ("A/A calibration: minimum detectable effect 14.2%, false positives "
                           "10% at 2 forks × 5 repetitions")
     assert time.verdict == compare.WORSE   # marked, not silenced

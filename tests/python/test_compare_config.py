@@ -72,8 +72,8 @@ def one_line_error(tmp_path: Path, capsys, text: str) -> str:
      "remove it"),
     ("[[budget]]\nmatch = \"strings/*\"\nbyte_per_op = 8\n",
      "unknown key 'budget[1].byte_per_op'; a budget takes 'match', 'time_threshold' and the "
-     "exact metrics bytes_per_op, allocs_per_op, frees_per_op — fix the spelling or remove "
-     "it"),
+     "exact metrics bytes_per_op, allocs_per_op, frees_per_op, instructions_per_op — fix the "
+     "spelling or remove it"),
     ("[time]\nthreshold = \"5%\"\n",
      "'time.threshold' must be a number (percent, e.g. 5 for 5%), not a string ('5%')"),
     ("[time]\nmax_cv = true\n",

@@ -29,8 +29,9 @@ def test_markdown_comment_matches_golden(comparison):
 def test_markdown_puts_the_summary_first_and_regressions_before_improvements(comparison):
     text = compare_format.markdown(comparison, "any")
     lines = text.splitlines()
-    assert lines[2] == ("**Found 4 regressions and 4 improvements; 10 metrics unchanged, "
-                        "1 unstable, 1 within budget, 1 failed, 1 scenario added, 1 scenario "
+    # The fixtures' CPU-time samples are their wall samples: each time verdict comes twice.
+    assert lines[2] == ("**Found 5 regressions and 5 improvements; 12 metrics unchanged, "
+                        "2 unstable, 1 within budget, 1 failed, 1 scenario added, 1 scenario "
                         "removed.**")
     assert text.index("### Regressions") < text.index("### Improvements") < text.index(
         "<details>")
@@ -41,7 +42,7 @@ def test_console_lists_what_changed_most_urgent_first(comparison):
     text = compare_format.console(comparison, "alloc")
     rows = [line.split()[0] for line in text.splitlines()[6:] if line and not
             line.startswith(("added", "removed", "Gate"))]
-    assert rows == ["failed"] + ["worse"] * 4 + ["unstable"] + ["allowed"] + ["better"] * 4
+    assert rows == ["failed"] + ["worse"] * 5 + ["unstable"] * 2 + ["allowed"] + ["better"] * 5
     assert "worse     ground_truth/sized/bytes:24                   bytes_per_op" in text
     assert text.rstrip().endswith(
         "Gate failed: 4 gated regressions (--fail-on alloc) in ground_truth/sized/bytes:24 "
@@ -52,10 +53,11 @@ def test_console_lists_what_changed_most_urgent_first(comparison):
 
 def test_json_has_every_metric_and_the_gate(comparison):
     doc = json.loads(compare_json.to_json(comparison, "time"))
-    assert doc["summary"] == {"worse": 4, "better": 4, "same": 10, "unstable": 1,
+    assert doc["summary"] == {"worse": 5, "better": 5, "same": 12, "unstable": 2,
                               "allowed": 1, "failed": 1}
     assert doc["gate"]["failed"] == [
         {"instance": "ground_truth/sized/bytes:24", "metric": "ns_per_op"},
+        {"instance": "ground_truth/sized/bytes:24", "metric": "cpu_ns_per_op"},
         {"instance": "ground_truth/fails", "metric": "failed"}]
     sized = next(i for i in doc["instances"] if i["name"] == "ground_truth/sized/bytes:24")
     assert (sized["scenario"], sized["args"], sized["threads"]) == ("ground_truth/sized",
@@ -63,7 +65,8 @@ def test_json_has_every_metric_and_the_gate(comparison):
     bytes_per_op = sized["exact"][0]
     assert (bytes_per_op["metric"], bytes_per_op["delta"], bytes_per_op["verdict"]) == (
         "bytes_per_op", 96, "worse")
-    (time,) = sized["time"]
+    assert [t["metric"] for t in sized["time"]] == ["ns_per_op", "cpu_ns_per_op"]
+    time = sized["time"][0]
     assert time["interval"]["relative_low"] > 0.05 and time["verdict"] == "worse"
     assert (doc["added"], doc["removed"]) == (["strings/precomputed_name"],
                                               ["ground_truth/growing_vector"])

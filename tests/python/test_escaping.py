@@ -306,8 +306,8 @@ def test_report_keeps_hostile_names_context_and_errors_as_text():
     assert "date: </details>\\n# 2026" in items
 
     main, counters = html.rows[:1 + len(HOSTILE)], html.rows[1 + len(HOSTILE):]
-    assert {len(cells) for cells, _ in main} == {1 + len([f for f in doc["fields"]
-                                                          if f.get("column")])}
+    assert {len(cells) for cells, _ in main} == {1 + len([  # Ir/op: only where it ran
+        f for f in doc["fields"] if f.get("column") and f["section"] != "instructions"])}
     assert main[0][0][1] == "B/op|<i>x</i>"
     marks = {1: " *", 2: " !"}
     assert [cells[0] for cells, _ in main[1:]] == [

@@ -204,6 +204,12 @@ def table(found: list[Calibration], markdown: bool) -> str:
 
 
 def overall(found: list[Calibration], threshold: float) -> str:
+    """One summary per time metric (the wall clock's ns_per_op, the CPU clock's
+    cpu_ns_per_op), each on its own line, named when there are several."""
+    metrics = list(dict.fromkeys(c.metric for c in found))
+    if len(metrics) > 1:
+        return "\n".join(f"{m}: {overall([c for c in found if c.metric == m], threshold)}"
+                         for m in metrics)
     rounds = sum(c.rounds for c in found)
     fp = sum(c.false_positives for c in found)
     unstable = sum(c.unstable_rounds for c in found)
