@@ -102,7 +102,7 @@ json ReadInner(const std::string& path) {
     std::ifstream in(file);
     if (!in) continue;
     json doc = json::parse(in, nullptr, false);
-    if (doc.is_object() && doc["results"].is_array()) return doc;
+    if (doc.is_object() && doc.contains("results") && doc.at("results").is_array()) return doc;
   }
   return nullptr;
 }
@@ -143,9 +143,11 @@ bool RunInstructionsPass(const Options& options, const std::vector<std::string>&
   if (report.end == ChildReport::End::kInterrupted) return false;
   const json inner = ReadInner(dir.path() + "/results.json");
   std::map<std::string, json> by_name;
-  if (inner.is_object()) {
-    for (const json& r : inner["results"]) {
-      if (r.is_object() && r["name"].is_string()) by_name[r["name"]] = r;
+  if (inner.is_object()) {  // ReadInner checked that "results" is an array
+    for (const json& r : inner.at("results")) {
+      if (r.is_object() && r.contains("name") && r.at("name").is_string()) {
+        by_name[r.at("name").get<std::string>()] = r;
+      }
     }
   }
   for (json& r : results) {
@@ -161,9 +163,11 @@ bool RunInstructionsPass(const Options& options, const std::vector<std::string>&
       r["instructions"] = it->second["instructions"];
     }
   }
-  json settings =
-      inner.is_object() ? inner["context"].value("instructions", json::object()) : json::object();
-  if (!settings.is_object()) settings = json::object();
+  json settings = json::object();
+  if (inner.is_object() && inner.contains("context") && inner.at("context").is_object()) {
+    settings = inner.at("context").value("instructions", json::object());
+    if (!settings.is_object()) settings = json::object();
+  }
   settings["tool"] = "callgrind";
   settings["valgrind"] = valgrind_version;
   settings["estimated_cycles"] = options.estimated_cycles;
