@@ -5,6 +5,7 @@
 #include "assign.h"
 #include "clock.h"
 #include "decimal.h"
+#include "extra_work.h"
 
 namespace tracer {
 
@@ -60,6 +61,7 @@ void Span::Finish() {
   if (data_ == nullptr) return;
   SpanData* data = std::exchange(data_, nullptr);
   data->duration_ns = internal::SteadyNowNs() - data->steady_start_ns;
+  internal::ExtraHashWork(span_id_);  // a benchmark knob: no code unless it is set (extra_work.h)
   // May complete the trace and hand it, this span included, to the writer.
   trace_->SpanFinished();
 }
