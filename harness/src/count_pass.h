@@ -18,9 +18,9 @@
 namespace allocbench {
 
 struct CountOptions {
-  int64_t warmup = 1000;  // includes the cold first op
-  int64_t ops = 1000;     // per window, per thread
-  bool force = false;     // also for instances whose scenario sets CountOps (profiling)
+  int64_t warmup = 1000;   // includes the cold first op
+  int64_t ops = 1000;      // per window, per thread
+  bool force = false;      // also for instances whose scenario sets CountOps (profiling)
   bool callgrind = false;  // make callgrind collect the windows (callgrind.h)
 };
 
