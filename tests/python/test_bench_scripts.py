@@ -134,7 +134,7 @@ def test_calibration_table_adds_up_with_the_calibration(runner, tmp_path):
                       "--filter", TWO_INSTANCES, "--runner", str(runner), "--out", str(out))
     doc = json.loads(out.read_text())
     assert (doc["rounds"], doc["forks"], doc["repetitions"]) == (2, 2, 2)
-    found = doc["scenarios"]
+    found = [c for c in doc["scenarios"] if c["metric"] == "ns_per_op"]   # the wall clock's
     assert len({c["name"] for c in found}) == 2
 
     lines = done.stdout.splitlines()
@@ -312,3 +312,29 @@ def test_profile_cost_measures_what_it_says(build_dir, tmp_path):
     assert [r["allocs_per_op"] for r in doc["instances"]] == [2, 0]
     assert all(r["exact"] and r["profile_s"] > 0 and r["count_s"] > 0 for r in doc["instances"])
     assert "Site tables equal to their count pass: 2 of 2." in done.stdout
+
+
+def test_the_readmes_determinism_list_is_the_measured_one():
+    data = BENCH / "data" / "instructions-determinism.json"
+    done = run_script(sys.executable, str(BENCH / "instructions_determinism.py"), "--from",
+                      str(data))
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- instructions-determinism:begin -->"):
+                   readme.index("<!-- instructions-determinism:end -->")]
+    assert done.stdout in block
+    doc = json.loads(data.read_text())
+    assert doc["processes"] == 3 and len(doc["values"]) == 46
+    assert all(len(v) == 3 for v in doc["values"].values())
+
+
+def test_instructions_determinism_measures_what_it_says(build_dir, tmp_path):
+    out = tmp_path / "det.json"
+    done = run_script(sys.executable, str(BENCH / "instructions_determinism.py"), "--runner",
+                      str(build_dir / "bin" / "allocbench-run"), "--processes", "2",
+                      "--filter", "^naming_schema/protocol_names/schema:0/", "--out", str(out))
+    doc = json.loads(out.read_text())
+    assert sorted(doc["values"]) == ["naming_schema/protocol_names/schema:0/precomputed:0",
+                                     "naming_schema/protocol_names/schema:0/precomputed:1"]
+    assert all(len(set(v)) == 1 for v in doc["values"].values())
+    assert done.stdout == ("Instructions per op, 2 processes each: 2 of 2 instances identical "
+                           "in every process.\n")
