@@ -157,9 +157,8 @@ class CountRun {
       live_[boundary] = counting::LiveBytes();
       if (boundary == kLastBoundary) peak_live_ = counting::PeakLiveBytes();
       if (boundary == kWindow1Start) counting::SetBackgroundWindow(true);
-      if (callgrind_ && boundary > kWindow1Start) {       // every scenario thread waits here,
-        callgrind::DumpWindow(boundary - kWindow1Start);  // collection off; all threads' costs
-      }
+      // Every scenario thread waits here with collection off: the dump holds all their costs.
+      if (callgrind_ && boundary > kWindow1Start) callgrind::DumpWindow(boundary - kWindow1Start);
     }
     return barrier_.Wait(nullptr);
   }
