@@ -19,17 +19,50 @@ from conftest import ROOT
 WORKFLOWS = sorted((ROOT / "ci").rglob("*.yml"))
 
 
+def shell_steps(doc: dict) -> list[tuple[str, dict]]:
+    """(shell text, environment) of every step: GitHub Actions' `run:` steps, with the job's
+    and step's `env:`; GitLab CI's jobs (every top-level mapping with a `script:`, there is no
+    `jobs:` key) and their before_script, script and after_script, with the `variables:`."""
+    if "jobs" in doc:
+        return [(step["run"], {**doc.get("env", {}), **job.get("env", {}), **step.get("env", {})})
+                for job in doc["jobs"].values() for step in job.get("steps", []) if "run" in step]
+    steps = []
+    for job in doc.values():
+        if isinstance(job, dict) and "script" in job:
+            env = {**doc.get("variables", {}), **job.get("variables", {})}
+            for key in ("before_script", "script", "after_script"):
+                entries = job.get(key, [])
+                steps += [(entry, env) for entry in
+                          ([entries] if isinstance(entries, str) else entries)]
+    return steps
+
+
+def expand(words: list[str], env: dict) -> list[str]:
+    """The step's own variables in the words: $X_OPTIONS alone is split into its words."""
+    out = []
+    for word in words:
+        alone = re.fullmatch(r"\$\{?(\w+)\}?", word)
+        if alone and alone[1].endswith("_OPTIONS") and alone[1] in env:
+            out += shlex.split(str(env[alone[1]]))
+        else:
+            out.append(re.sub(r"\$\{?(\w+)\}?",
+                              lambda m: str(env.get(m[1], m[0])), word))
+    return out
+
+
 def allocbench_commands(workflow: Path) -> list[list[str]]:
     doc = yaml.safe_load(workflow.read_text())
     commands = []
-    for job in doc["jobs"].values():
-        for step in job["steps"]:
-            for line in step.get("run", "").splitlines():
-                line = re.sub(r"\$\{\{ *matrix\.(\w+) *\}\}", "1", line.split("||")[0])
-                line = line.split(">>")[0]
-                words = shlex.split(line)
-                if words and words[0].endswith("/allocbench"):
-                    commands.append(words[1:])
+    for text, env in shell_steps(doc):
+        for line in text.replace("\\\n", " ").splitlines():
+            if not line.split() or not line.split()[0].endswith("/allocbench"):
+                continue
+            line = re.sub(r"\$\{\{ *matrix\.(\w+) *\}\}", "1", line.split("||")[0])
+            words = shlex.split(line.split(">>")[0])
+            # The command ends where a redirection or a pipe starts.
+            end = next((i for i, w in enumerate(words) if re.match(r"\d*[<>|&;]", w)),
+                       len(words))
+            commands.append(expand(words[1:end], env))
     return commands
 
 
@@ -37,8 +70,14 @@ def test_there_is_a_sharded_sweep_workflow():
     assert ROOT / "ci" / "github" / "sweep.yml" in WORKFLOWS
 
 
+def test_the_pull_request_templates_are_checked():
+    assert {ROOT / "ci" / "github" / "pull-request.yml",
+            ROOT / "ci" / "gitlab" / "allocbench.yml"} <= set(WORKFLOWS)
+
+
 # What each workflow must run (a workflow not listed: at least one allocbench command).
-VERBS = {"sweep.yml": {"sweep", "merge", "sweep-table"}, "publish.yml": {"sweep", "report"}}
+VERBS = {"sweep.yml": {"sweep", "merge", "sweep-table"}, "publish.yml": {"sweep", "report"},
+         "pull-request.yml": {"ab"}, "allocbench.yml": {"ab"}}
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
