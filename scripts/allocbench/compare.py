@@ -6,6 +6,8 @@ gated, and how, comes from each document's `fields` list (`gate: exact` / `time`
 Verdicts, per metric of a scenario instance present on both sides:
 - exact metrics: *worse* (increase beyond the budget), *allowed* (increase within it),
   *better* (decrease), *same*, or *nondeterministic* (forks of one side disagree; never gates);
+- sampled metrics (B/op of JMH and BenchmarkDotNet, imports/): the same verdicts beyond a
+  tolerance (imports/tolerance.py), *unstable* when there is none to judge with;
 - time: *worse* / *better* when the whole interval of the relative difference of means lies
   beyond ±threshold, *same* otherwise, *unstable* (too few samples, cv above the limit, or
   bimodal; never gates);
@@ -25,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from allocbench import results, results_check, stats
+from allocbench import imports, results, results_check, stats
 from allocbench.config import Config, TimeSettings
 from allocbench.errors import UserError
 from allocbench.fileio import json_path, read_json
 from allocbench.results import Key, key_of   # compare.Key, compare.key_of for callers
+from allocbench.imports import tolerance as sampled
 from allocbench.validate import Checker, finite
 
 WORSE, BETTER, SAME, ALLOWED = "worse", "better", "same", "allowed"
@@ -37,7 +40,7 @@ UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
 SLOWER, FASTER = "slower", "faster"   # time beyond the threshold, directional: never gates
 DIRECTIONAL = {WORSE: SLOWER, BETTER: FASTER}
 FAIL_ON = ("alloc", "time", "any")
-GATED = ("exact", "time")
+GATED = ("exact", "time", "sampled")
 # context key → the flag that decides whether the pass runs (and whether it skips or adds it)
 PASSES = {"count": ("--no-count", "skips"), "time": ("--no-time", "skips"),
           "instructions": ("--instructions", "adds")}
@@ -49,6 +52,7 @@ class Side:
     path: Path
     label: str
     docs: tuple[dict[str, Any], ...]
+    kind: str = imports.ALLOCBENCH   # or the format its files were imported from
 
     @property
     def fields(self) -> list[dict[str, Any]]:
@@ -71,19 +75,21 @@ def _label(path: Path, docs: list[dict[str, Any]]) -> str:
 
 def load_side(path: Path) -> Side:
     """A results file, or a directory of them (the forks of one side), each complete and all
-    measured alike."""
+    measured alike; or files of Google Benchmark, JMH or BenchmarkDotNet (imports/), all of
+    one kind."""
     path = Path(path)
     files = sorted(path.glob("*.json")) if path.is_dir() else [path]
     if not files:
         raise UserError(f"{path}: no results files (*.json) in this directory")
-    docs = [results.load(f) for f in files]
-    for file, doc in zip(files, docs):
+    loaded = [(f, kind, doc) for f in files for kind, docs in [imports.load(f)] for doc in docs]
+    for file, _, doc in loaded:
         if not doc["complete"]:
             raise UserError(f"{file}: the partial results of an interrupted run (complete: "
                             "false); the instances it did not reach would go ungated: measure "
                             "again and compare complete runs")
-        same_measurement(files[0], docs[0], file, doc)
-    return Side(path, _label(path, docs), tuple(docs))
+        same_measurement(loaded[0][0], loaded[0][2], file, doc)
+    docs = [doc for _, _, doc in loaded]
+    return Side(path, _label(path, docs), tuple(docs), loaded[0][1])
 
 
 def _ran(doc: dict[str, Any], section: str) -> bool:
@@ -98,7 +104,11 @@ def _gated(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
 
 def same_measurement(a: Path, a_doc: dict[str, Any], b: Path, b_doc: dict[str, Any]) -> None:
     """UserError unless both documents gate the same metrics and ran the same passes: else a
-    metric that one of them lacks would silently go ungated."""
+    metric that one of them lacks would silently go ungated. Imported documents: the same
+    format and allocation metrics (imports.same_kind)."""
+    imports.same_kind(a, a_doc, b, b_doc)
+    if imports.kind_of(a_doc) != imports.ALLOCBENCH:
+        return
     for key, (flag, effect) in PASSES.items():
         ran_a, ran_b = (d["context"].get(key) is not None for d in (a_doc, b_doc))
         if ran_a != ran_b:
@@ -126,6 +136,9 @@ class ExactChange:
     budget: str                # allowed increase: "0", "64", "10%"
     verdict: str
     section: str = "alloc"     # the results section: "alloc" or "instructions"
+    gate: str = "exact"        # or "sampled": B/op a runtime sampled (imports/tolerance.py)
+    tolerance: float | None = None   # sampled: the difference that is still *same*
+    tolerance_from: str = ""   # sampled: how the tolerance was found
 
     @property
     def delta(self) -> float | None:
@@ -184,6 +197,7 @@ class Comparison:
     settings: TimeSettings
     config_path: Path | None
     time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
+    notes: tuple[str, ...] = ()   # what imported files say of themselves (imports.note)
 
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
@@ -205,6 +219,26 @@ def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
     else:
         verdict = SAME
     return ExactChange(metric, unit, b, c, budget, verdict, section)
+
+
+def sampled_change(metric: str, unit: str, base: tuple[float, float | None],
+                   cand: tuple[float, float | None], found: sampled.Tolerance,
+                   limit_allowed: float, budget: str) -> ExactChange:
+    """The verdict of a sampled metric from each side's (value, half-width): beyond the
+    tolerance as an exact metric is beyond zero; *unstable* without a tolerance."""
+    b, c, tol = base[0], cand[0], found.amount
+    if tol is None:
+        verdict = UNSTABLE
+    elif c > b + tol + limit_allowed:
+        verdict = WORSE
+    elif c > b + tol:
+        verdict = ALLOWED
+    elif c < b - tol:
+        verdict = BETTER
+    else:
+        verdict = SAME
+    return ExactChange(metric, unit, (b,), (c,), budget, verdict, "alloc", "sampled", tol,
+                       found.source)
 
 
 def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
@@ -272,13 +306,19 @@ def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
     exact, time = [], []
     for f in fields:   # none: its pass did not run on either side (validated: not on one only)
         if f["gate"] == "exact":
-            b = [v for r in base if (v := results.metric(r, f)) is not None]
-            c = [v for r in cand if (v := results.metric(r, f)) is not None]
+            b, c = exact_values(base, f), exact_values(cand, f)
             if b or c:
                 limit = config.limit(name, f["key"])
                 exact.append(exact_change(f["key"], f["unit"], b, c,
                                           limit.allowed(float(min(b, default=0))), str(limit),
                                           f["section"]))
+        elif f["gate"] == "sampled":
+            b, c = sampled.estimate(base, f), sampled.estimate(cand, f)
+            if b and c:
+                limit = config.limit(name, f["key"])
+                exact.append(sampled_change(f["key"], f["unit"], b, c,
+                                            sampled.tolerance(f, b, c, config.sampled),
+                                            limit.allowed(b[0]), str(limit)))
         elif f["gate"] == "time":
             b, c = fork_samples(base, f), fork_samples(cand, f)
             if b or c:
@@ -289,6 +329,18 @@ def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
                                                                      change.verdict))
                 time.append(_with_noise(change, calibration.get((key, f["key"]))))
     return InstanceComparison(name, key, tuple(exact), tuple(time))
+
+
+def exact_values(rows: list[dict[str, Any]], field: dict[str, Any]) -> list[float]:
+    """Each fork's value of an exact metric, or each repetition's where a fork lists them
+    (`samples_<key>`: Google Benchmark's repetitions with allocbench::gbench)."""
+    out = []
+    for r in rows:
+        value = results.metric(r, field)
+        samples = (r.get(field["section"]) or {}).get(f"samples_{field['key']}")
+        out += samples if isinstance(samples, list) and samples else \
+            [] if value is None else [value]
+    return out
 
 
 def fork_samples(rows: list[dict[str, Any]], field: dict[str, Any]) -> list[np.ndarray]:
@@ -330,7 +382,7 @@ def compare(base: Side, cand: Side, config: Config,
             "no scenario instance in common (paired by scenario, arguments, threads and "
             "allocator): compare results of the same scenarios")
     fields = [f for f in base.fields if f["gate"] in GATED]   # the same on both sides
-    config.check_metrics([f["key"] for f in fields if f["gate"] == "exact"])
+    config.check_metrics([f["key"] for f in fields if f["gate"] in ("exact", "sampled")])
     allocators = {k[3] for k in list(base_rows) + list(cand_rows)}
 
     def name(rows: list[dict[str, Any]]) -> str:
@@ -341,8 +393,10 @@ def compare(base: Side, cand: Side, config: Config,
                       for k in common)
     added = tuple(name(rows) for k, rows in cand_rows.items() if k not in base_rows)
     removed = tuple(name(rows) for k, rows in base_rows.items() if k not in cand_rows)
+    notes = tuple(dict.fromkeys(n for side in (base, cand) for d in side.docs
+                                if (n := imports.note(d))))
     return Comparison(base, cand, instances, added, removed, config.time, config.path,
-                      time_gates)
+                      time_gates, notes)
 
 
 def verdicts(comparison: Comparison) -> Counter[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from allocbench import compare as cmp
+from allocbench import imports
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
 from allocbench.escape import md_code, md_text, terminal
 from allocbench.sites import SiteChange
@@ -45,11 +46,11 @@ def _values(values: tuple[float, ...], unit: str) -> str:
 
 def exact_delta(change: ExactChange, with_values: bool = False, text: Escape = terminal) -> str:
     """'+96 B (+400.0%)', or '+96 B (24 → 120, +400.0%)'; '—' when forks disagree. `text`
-    escapes the unit for the output it goes to."""
+    escapes the unit for the output it goes to. A sampled metric adds its tolerance."""
     if change.delta is None:
         return "—"
     if change.delta == 0:
-        return "0"
+        return "0" + _tolerance(change, text)
     details = []
     if with_values:
         details.append(f"{_values(change.base, change.unit)} → "
@@ -62,7 +63,16 @@ def exact_delta(change: ExactChange, with_values: bool = False, text: Escape = t
         out += f" ({', '.join(details)})"
     if change.verdict == cmp.ALLOWED:
         out += f", within budget {change.budget}"
-    return out
+    return out + _tolerance(change, text)
+
+
+def _tolerance(change: ExactChange, text: Escape) -> str:
+    """', sampled: tolerance ±1.41 B' for a sampled metric, '' for an exact one."""
+    if change.gate != "sampled":
+        return ""
+    if change.tolerance is None:
+        return f", sampled: no tolerance ({text(change.tolerance_from)})"
+    return f", sampled: tolerance ±{_num(change.tolerance)} {text(change.unit)}"
 
 
 def time_interval(change: TimeChange, text: Escape = terminal) -> str:
@@ -144,6 +154,17 @@ def gate_line(comparison: Comparison, fail_on: str, text: Escape = terminal) -> 
             f"in {where}.")
 
 
+def _sampled_method(comparison: Comparison) -> str:
+    """How the sampled metrics were judged, each tolerance's origin once."""
+    origins = list(dict.fromkeys(c.tolerance_from for inst in comparison.instances
+                                 for c in inst.exact if c.gate == "sampled"))
+    if not origins:
+        return ""
+    return ("B/op is sampled (read from a runtime's allocated-bytes counter, not counted): a "
+            "regression only beyond its tolerance plus the budget (default: none), an "
+            "improvement beyond the tolerance; tolerance: " + "; ".join(origins) + ".")
+
+
 def _method(comparison: Comparison) -> str:
     s = comparison.settings
     exact = "Allocation metrics are exact"
@@ -161,13 +182,23 @@ def _method(comparison: Comparison) -> str:
         time += (f"still shown, but directional: *slower* or *faster* when the whole interval "
                  f"lies beyond ±{s.threshold:g}%, never gating (instructions gate CPU cost; "
                  "--fail-on time gates on time instead).")
-    return f"{exact}: any increase beyond the budget (default: none) is a regression. {time}"
+    sampled = _sampled_method(comparison)
+    if sampled and not any(c.gate == "exact" for i in comparison.instances for c in i.exact):
+        return f"{sampled} {time}"
+    exact = f"{exact}: any increase beyond the budget (default: none) is a regression."
+    return " ".join(filter(None, (exact, sampled, time)))
+
+
+def _files(side: cmp.Side) -> str:
+    """'3 files' of allocbench results; 'JMH JSON, 2 forks' of an imported side."""
+    if side.kind == imports.ALLOCBENCH:
+        return _plural(len(side.docs), "file")
+    return f"{imports.NAMES[side.kind]}, {_plural(len(side.docs), 'fork')}"
 
 
 def console(comparison: Comparison, fail_on: str, show_all: bool = False,
             sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
-    out = [f"{title} {terminal(side.label)} ({terminal(str(side.path))}, "
-           f"{_plural(len(side.docs), 'file')})"
+    out = [f"{title} {terminal(side.label)} ({terminal(str(side.path))}, {_files(side)})"
            for title, side in (("base:     ", comparison.base), ("candidate:", comparison.cand))]
     out += ["", summary(comparison)]
     rows = _rows(comparison, show_all, code=terminal, text=terminal)
@@ -187,6 +218,8 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False,
         out += [f"  {c.text(terminal, terminal)}" for c in changes] or ["  none changed"]
     if sites_note:
         out += ["", f"allocation sites: {terminal(sites_note)}"]
+    if comparison.notes:
+        out += [""] + [f"note: {terminal(n)}" for n in comparison.notes]
     out += ["", gate_line(comparison, fail_on)]
     return "\n".join(out) + "\n"
 
@@ -279,5 +312,6 @@ def markdown(comparison: Comparison, fail_on: str,
         verdict_cell = f"{MARK[verdict]} {verdict}".strip()
         out.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
     out += ["", "</details>", ""] + _sites_details(sites, sites_note)
+    out += [f"<sub>Note: {md_text(n)}</sub>\n" for n in comparison.notes]
     out += [f"<sub>{_method(comparison)}</sub>"]
     return "\n".join(out) + "\n"

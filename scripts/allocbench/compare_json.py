@@ -48,6 +48,7 @@ def to_json(comparison: Comparison, fail_on: str,
         "gate": {"fail_on": fail_on,
                  "failed": [{"instance": n, "metric": m}
                             for n, m in cmp.gated(comparison, fail_on)]},
+        "notes": list(comparison.notes),
         "added": list(comparison.added),
         "removed": list(comparison.removed),
         "instances": [{
@@ -74,10 +75,15 @@ def _exact(c: Checker, e: Any, at: str) -> ExactChange:
                    "verdict": lambda v, w: c.member(v, w, VERDICTS)})
     c.each(e, at, {"section": lambda v, w: c.member(v, w, ("alloc", "instructions"))},
            optional=("section",))   # absent from comparisons older than the instructions pass
+    c.each(e, at, {"gate": lambda v, w: c.member(v, w, ("exact", "sampled")),
+                   "tolerance": lambda v, w: v is None or c.number(v, w),
+                   "tolerance_from": c.text},
+           optional=("gate", "tolerance", "tolerance_from"))   # absent before imports/
     base, cand = (_numbers(c, e.get(side, MISSING), json_path(at, side))
                   for side in ("base", "cand"))
     return ExactChange(e["metric"], e["unit"], base, cand, e["budget"], e["verdict"],
-                       e.get("section", "alloc"))
+                       e.get("section", "alloc"), e.get("gate", "exact"), e.get("tolerance"),
+                       e.get("tolerance_from", ""))
 
 
 def _time(c: Checker, t: Any, at: str) -> TimeChange:
@@ -134,6 +140,8 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
     c.each(settings, "settings", {k: c.number for k in TimeSettings.__dataclass_fields__})
     gate = c.obj(doc.get("gate", MISSING), "gate")
     fail_on = c.member(gate.get("fail_on", MISSING), "gate.fail_on", cmp.FAIL_ON)
+    notes = tuple(c.text(n, json_path("notes", i))
+                  for i, n in enumerate(c.array(doc.get("notes", []), "notes")))
     instances = tuple(_instance(c, i, json_path("instances", j))
                       for j, i in enumerate(c.array(doc.get("instances", MISSING), "instances")))
     comparison = Comparison(
@@ -142,5 +150,5 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
         instances, tuple(doc["added"]), tuple(doc["removed"]),
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
-        c.flag(doc.get("time_gates", True), "time_gates"))
+        c.flag(doc.get("time_gates", True), "time_gates"), notes)
     return comparison, fail_on

@@ -12,6 +12,9 @@
     allocs_per_op = "10%"      # or a percent of the base
     time_threshold = 10        # percent, replaces [time] threshold for these instances
 
+    [sampled]                  # B/op that JMH and BenchmarkDotNet sample (imports/tolerance.py)
+    tolerance = "1%"           # bytes, or a percent of the base: the least tolerance
+
     [build]                    # how sweep and bisect build a revision (see buildconfig.py)
     bench = "bench"            # a bench project beside the subject, or a build command
 
@@ -73,6 +76,7 @@ class Config:
     time: TimeSettings = TimeSettings()
     budgets: tuple[Budget, ...] = ()
     build: buildconfig.CommandBuild | buildconfig.CMakeSettings | None = None
+    sampled: Limit | None = None   # [sampled] tolerance; None: the tools' defaults
 
     def with_threshold(self, threshold: float) -> Config:
         """This configuration with another [time] threshold (percent); budgets still apply."""
@@ -197,6 +201,18 @@ def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
     return tuple(budgets)
 
 
+def _sampled(path: Path, table: Any) -> Limit:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: 'sampled' must be a table ([sampled]), not {_describe(table)}")
+    for key in table:
+        if key != "tolerance":
+            raise _unknown(path, f"sampled.{key}", ["tolerance"])
+    if "tolerance" not in table:
+        raise UserError(f"{path}: [sampled] has no 'tolerance'; add one, e.g. tolerance = "
+                        "\"1%\" or tolerance = 8 (bytes), or remove the table")
+    return _limit(path, "sampled.tolerance", table["tolerance"])
+
+
 def load(path: Path | None) -> Config:
     """The configuration at `path`; None: ./allocbench.toml if it exists, else the defaults."""
     if path is None:
@@ -213,8 +229,9 @@ def load(path: Path | None) -> Config:
         raise UserError(f"{path}: nests too deep to be read; allocbench.toml needs no nesting "
                         "beyond [[budget]] tables") from None
     for key in doc:
-        if key not in ("time", "budget", "build"):
-            raise _unknown(path, key, ["time", "budget", "build"])
+        if key not in ("time", "budget", "build", "sampled"):
+            raise _unknown(path, key, ["time", "budget", "build", "sampled"])
     build = buildconfig.parse(str(path), doc["build"]) if "build" in doc else None
+    sampled = _sampled(path, doc["sampled"]) if "sampled" in doc else None
     return Config(Path(path), _time(path, doc.get("time", {})),
-                  _budgets(path, doc.get("budget", [])), build)
+                  _budgets(path, doc.get("budget", [])), build, sampled)

@@ -68,8 +68,8 @@ def one_line_error(tmp_path: Path, capsys, text: str) -> str:
      "unknown key 'time.treshold'; the known keys here are threshold, max_cv, confidence, "
      "min_samples — fix the spelling or remove it"),
     ("[gate]\nthreshold = 5\n",
-     "unknown key 'gate'; the known keys here are time, budget, build — fix the spelling or "
-     "remove it"),
+     "unknown key 'gate'; the known keys here are time, budget, build, sampled — fix the "
+     "spelling or remove it"),
     ("[[budget]]\nmatch = \"strings/*\"\nbyte_per_op = 8\n",
      "unknown key 'budget[1].byte_per_op'; a budget takes 'match', 'time_threshold' and the "
      "exact metrics bytes_per_op, allocs_per_op, frees_per_op, instructions_per_op — fix the "

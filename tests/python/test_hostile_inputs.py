@@ -245,6 +245,10 @@ CASES: list[tuple[str, str, Damage, tuple[str, ...]]] = [
     ("regression and a damaged field", "+1000 B/op and a null", changed(
         lambda d: [plus_1000_bytes(d), sized(d)["alloc"].update(allocs_per_op=None)]),
      (f"{SIZED}.alloc.allocs_per_op", "null")),
+    ("regression and a damaged field", "+1000 B/op hidden by samples", changed(
+        lambda d: [plus_1000_bytes(d), d["results"][2]["alloc"].update(
+            samples_bytes_per_op=[31, 1031])]),
+     ("alloc.samples_bytes_per_op", "an exact metric")),
 ]
 
 

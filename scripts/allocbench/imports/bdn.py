@@ -1,0 +1,96 @@
+"""BenchmarkDotNet full JSON (`JsonExporter.Full`, `--exporters json`: *-report-full.json), as
+0.13.x and 0.14 write it (Exporters/Json/JsonExporterBase.cs): {"Title", "HostEnvironmentInfo":
+{"BenchmarkDotNetVersion", …}, "Benchmarks": [{"DisplayInfo", "Namespace", "Type", "Method",
+"MethodTitle", "Parameters", "FullName", "Statistics": {"OriginalValues" (ns per op, one per
+workload iteration), "N", "Mean", …}, "Memory": {"Gen0Collections", …, "TotalOperations",
+"BytesAllocatedPerOperation"} (with [MemoryDiagnoser] only), "Measurements"}]}.
+
+Each benchmark is an instance named by FullName (with its job when several jobs share it);
+its OriginalValues are the time samples (one fork). B/op is Memory.BytesAllocatedPerOperation:
+read from the runtime's allocated-bytes counter (GC.GetTotalAllocatedBytes(precise: true) on
+.NET 6+) over the diagnoser's run, divided by its operations and rounded to a whole byte
+(Engines/GcStats.cs): *sampled*, and the file says nothing of its spread, so it gates with the
+configured tolerance or BenchmarkDotNet's default (tolerance.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from allocbench.fileio import json_path
+from allocbench.imports import common
+from allocbench.validate import MISSING, Checker
+
+TOOL = "BenchmarkDotNet"
+FIX = "export it again with JsonExporter.Full (--exporters json)"
+NOTE_TIME_ONLY = "run without [MemoryDiagnoser]: time only; B/op needs it"
+
+
+def detect(doc: Any) -> bool:
+    return isinstance(doc, dict) and "Benchmarks" in doc and "schema_version" not in doc
+
+
+def _job(display: Any) -> str:
+    """'Job-ABC(Runtime=.NET 8.0)' of 'Type.Method: Job-ABC(Runtime=.NET 8.0) [N=10]'."""
+    if not isinstance(display, str) or ": " not in display:
+        return ""
+    return display.split(": ", 1)[1].split(" [", 1)[0]
+
+
+def _bytes(c: Checker, memory: Any, where: str) -> float:
+    c.obj(memory, where)
+    at = json_path(where, "BytesAllocatedPerOperation")
+    value = memory.get("BytesAllocatedPerOperation", MISSING)
+    if value is None:
+        c.fail(at, "is null: MemoryDiagnoser could not read allocations on this runtime "
+               "(Mono, WASM); benchmark on .NET (Core) or drop [MemoryDiagnoser]")
+    c.want(common.finite_at_least(value, 0), at, value, "a number of bytes >= 0")
+    return float(value)
+
+
+def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
+    c = Checker(origin, FIX)
+    entries = c.array(doc["Benchmarks"], "Benchmarks")
+    if not entries:
+        c.fail("Benchmarks", "is an empty list: no benchmark ran (check --filter)")
+    measured = any(isinstance(e, dict) and "Memory" in e for e in entries)
+    names = [c.text(c.obj(e, json_path("Benchmarks", i)).get("FullName", MISSING),
+                    json_path(json_path("Benchmarks", i), "FullName"), empty=False)
+             for i, e in enumerate(entries)]
+    results, seen = [], {}
+    for i, entry in enumerate(entries):
+        at = json_path("Benchmarks", i)
+        name = names[i]
+        if names.count(name) > 1:
+            name += f" [{_job(entry.get('DisplayInfo'))}]"
+        if name in seen:
+            c.fail(json_path(at, "FullName"), f"repeats {seen[name]} ({name[:60]}); keep one "
+                   "entry per benchmark and job")
+        seen[name] = at
+        stats = c.obj(entry.get("Statistics", MISSING), json_path(at, "Statistics"))
+        samples = common.number_list(c, stats.get("OriginalValues", MISSING),
+                                     json_path(json_path(at, "Statistics"), "OriginalValues"))
+        alloc = None
+        if measured:
+            if "Memory" not in entry:
+                c.fail(json_path(at, "Memory"), "is missing, and other benchmarks have it: run "
+                       "them all with [MemoryDiagnoser]")
+            alloc = {"bytes_per_op": _bytes(c, entry["Memory"], json_path(at, "Memory")),
+                     "error_bytes_per_op": None}
+        results.append(common.result(name, 1, alloc, common.time_section("ns_per_op", samples)))
+    host = doc.get("HostEnvironmentInfo")
+    version = host.get("BenchmarkDotNetVersion") if isinstance(host, dict) else None
+    version = version if isinstance(version, str) else None
+    fields = []
+    if measured:
+        fields.append(common.sampled_field(
+            "bytes allocated per op: Memory.BytesAllocatedPerOperation of MemoryDiagnoser, "
+            "from the runtime's allocated-bytes counter, rounded to a byte",
+            f"{TOOL} {version or ''} MemoryDiagnoser".replace("  ", " "), ""))
+    fields.append(common.field(common.NS, "Statistics.OriginalValues: ns per op of each "
+                                          "workload iteration, each a sample"))
+    note = NOTE_TIME_ONLY if not measured else (
+        "B/op is MemoryDiagnoser's BytesAllocatedPerOperation: sampled from the "
+        "runtime's allocated-bytes counter, not counted, so it gates with a tolerance")
+    source = {"format": "bdn", "tool": TOOL, "version": version, "note": note}
+    return [common.document(source, fields, results)]
