@@ -229,6 +229,15 @@ Tracking GetTracking() noexcept { return internal::g_tracking.load(std::memory_o
 
 Snapshot Read() noexcept { return internal::SumAll(); }
 
+bool ReadThisThread(Counters* out) noexcept {
+  const internal::ThreadState& t = tls_state;
+  if (t.block == nullptr || t.shared) return false;
+  Counters counters;
+  internal::AddInto(counters, t.block->scenario);
+  *out = counters;
+  return true;
+}
+
 void ResetLive() noexcept {
   internal::g_scenario_live.store(0, std::memory_order_relaxed);
   internal::g_scenario_peak.store(0, std::memory_order_relaxed);
@@ -255,8 +264,12 @@ void RecordFree(size_t usable) noexcept {
 bool Active() noexcept { return internal::ShouldCount(); }
 
 // Weak so that a binary without interposition says "none"; backend_identity.cc overrides them.
+// allocbench::gbench, one archive with backend_identity.o in it, leaves them out: a weak
+// definition already linked from counters.o would keep the linker from extracting the strong one.
+#ifndef ALLOCBENCH_NO_WEAK_BACKEND_IDENTITY
 __attribute__((weak)) const char* BackendName() noexcept { return "none"; }
 __attribute__((weak)) const char* BackendVersion() noexcept { return "none"; }
 __attribute__((weak)) AllocatorFootprint ReadAllocatorFootprint() noexcept { return {}; }
+#endif
 
 }  // namespace allocbench::counting

@@ -14,10 +14,15 @@ install(EXPORT allocbenchTargets NAMESPACE allocbench:: DESTINATION ${ALLOCBENCH
 set(_allocbench_install_package ${PROJECT_BINARY_DIR}/install-package)
 file(REMOVE ${PROJECT_BINARY_DIR}/allocbenchConfig.cmake   # where builds before 0.1 had it
             ${PROJECT_BINARY_DIR}/allocbenchConfigVersion.cmake)
+# allocbench::gbench's archive, which the config looks for before it offers the target (the
+# install is OPTIONAL: `./allocbench run` does not build it).
+set(_allocbench_gbench_archive
+    ${CMAKE_STATIC_LIBRARY_PREFIX}allocbench_gbench${CMAKE_STATIC_LIBRARY_SUFFIX})
+set(ALLOCBENCH_GBENCH_ARCHIVE ${CMAKE_INSTALL_LIBDIR}/${_allocbench_gbench_archive})
 configure_package_config_file(cmake/allocbenchConfig.cmake.in
   ${_allocbench_install_package}/allocbenchConfig.cmake
   INSTALL_DESTINATION ${ALLOCBENCH_CMAKE_DIR}
-  PATH_VARS CMAKE_INSTALL_BINDIR)
+  PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE)
 write_basic_package_version_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${_allocbench_install_package}/allocbenchConfig.cmake
@@ -31,6 +36,14 @@ if(ALLOCBENCH_SANITIZE STREQUAL "")
   install(TARGETS ${ALLOCBENCH_RUNNERS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} OPTIONAL)
   # Next to bin/, where allocbench-run looks for it by default.
   install(TARGETS allocbench_builtin LIBRARY DESTINATION lib/allocbench OPTIONAL)
+  # allocbench::gbench (gbench/), in an export set of its own so that a package whose archive
+  # was not built still loads: the config includes allocbenchGbenchTargets.cmake only when the
+  # archive is there. Its link options name hooks.dynlist next to the config.
+  install(TARGETS allocbench_gbench EXPORT allocbenchGbenchTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} OPTIONAL)
+  install(EXPORT allocbenchGbenchTargets NAMESPACE allocbench::
+          DESTINATION ${ALLOCBENCH_CMAKE_DIR})
+  install(FILES allocators/hooks.dynlist DESTINATION ${ALLOCBENCH_CMAKE_DIR})
 
   # The same package in the build tree, <build>/lib/cmake/allocbench, laid out as an install
   # prefix (bin/ holds the runners): plugin builds that sweep, bisect and ab start find the
@@ -38,13 +51,17 @@ if(ALLOCBENCH_SANITIZE STREQUAL "")
   set(_allocbench_build_package ${PROJECT_BINARY_DIR}/lib/cmake/allocbench)
   export(EXPORT allocbenchTargets NAMESPACE allocbench::
          FILE ${_allocbench_build_package}/allocbenchTargets.cmake)
+  export(EXPORT allocbenchGbenchTargets NAMESPACE allocbench::
+         FILE ${_allocbench_build_package}/allocbenchGbenchTargets.cmake)
   set(_allocbench_install_bindir ${CMAKE_INSTALL_BINDIR})
   set(CMAKE_INSTALL_BINDIR bin)   # where the build tree has its runners
+  # and its archive (gbench/CMakeLists.txt: ARCHIVE_OUTPUT_DIRECTORY)
+  set(ALLOCBENCH_GBENCH_ARCHIVE lib/${_allocbench_gbench_archive})
   configure_package_config_file(cmake/allocbenchConfig.cmake.in
     ${_allocbench_build_package}/allocbenchConfig.cmake
     INSTALL_DESTINATION lib/cmake/allocbench
     INSTALL_PREFIX ${PROJECT_BINARY_DIR}
-    PATH_VARS CMAKE_INSTALL_BINDIR)
+    PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE)
   set(CMAKE_INSTALL_BINDIR ${_allocbench_install_bindir})
   configure_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
                  ${_allocbench_build_package}/allocbenchConfigVersion.cmake COPYONLY)

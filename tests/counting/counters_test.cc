@@ -192,18 +192,51 @@ TEST(CountersTest, ConcurrentThreadsWithSlotReuseCountExactly) {
 }
 
 // More live counting threads than the pool has slots: the rest share the overflow block.
+// allocbench::gbench's per-thread read: this thread's own events while it counted, nothing of
+// another counting thread's, nothing while paused.
+TEST(CountersTest, ReadThisThreadSeesOnlyTheCallingThreadsCountedEvents) {
+  std::thread([] {
+    Counters start;
+    EXPECT_FALSE(ReadThisThread(&start));  // never counted: no slot of its own yet
+    SetMode(Mode::kCounting);
+    ASSERT_TRUE(ReadThisThread(&start));
+    for (int i = 0; i < 3; ++i) RecordAlloc(32, 48);
+    RecordFree(48);
+    std::thread([] {
+      SetMode(Mode::kCounting);
+      RecordAlloc(1000, 1008);
+    }).join();
+    SetMode(Mode::kPaused);
+    RecordAlloc(64, 64);
+    Counters end;
+    ASSERT_TRUE(ReadThisThread(&end));
+    EXPECT_EQ(end.allocs - start.allocs, 3u);
+    EXPECT_EQ(end.frees - start.frees, 1u);
+    EXPECT_EQ(end.requested_bytes - start.requested_bytes, 3u * 32);
+    EXPECT_EQ(end.usable_bytes - start.usable_bytes, 3u * 48);
+  }).join();
+}
+
 TEST(CountersTest, ThreadsBeyondThePoolCountThroughTheOverflowBlock) {
   constexpr int kThreads = kPoolSlots + 64;
   // Every thread keeps its slot until all have counted: they block on `gate`, held by the test.
   struct Shared {
     std::mutex gate;
     std::atomic<int> counted{0};
+    std::atomic<int> shared{0};  // threads with no slot of their own
+    std::atomic<int> wrong{0};   // threads whose own counters were not exactly their event
   } shared;
   auto body = [](void* arg) -> void* {
     auto* s = static_cast<Shared*>(arg);
     SetMode(Mode::kCounting);
     RecordAlloc(3, 8);
     RecordFree(8);
+    Counters own;
+    if (ReadThisThread(&own)) {
+      if (own.allocs != 1 || own.requested_bytes != 3) s->wrong.fetch_add(1);
+    } else {
+      s->shared.fetch_add(1);  // no slot: its events are only in Read()'s totals
+    }
     s->counted.fetch_add(1);
     std::lock_guard<std::mutex> wait(s->gate);
     return nullptr;
@@ -229,6 +262,8 @@ TEST(CountersTest, ThreadsBeyondThePoolCountThroughTheOverflowBlock) {
   EXPECT_EQ(d.scenario.frees, static_cast<uint64_t>(kThreads));
   EXPECT_EQ(d.scenario.requested_bytes, 3u * kThreads);
   EXPECT_EQ(d.scenario.usable_bytes, 8u * kThreads);
+  EXPECT_GE(shared.shared.load(), kThreads - kPoolSlots);
+  EXPECT_EQ(shared.wrong.load(), 0);
 }
 
 }  // namespace

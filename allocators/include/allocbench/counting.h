@@ -56,6 +56,14 @@ Tracking GetTracking() noexcept;
 // Sum over every thread, live and exited. Thread-safe; may be called while others allocate.
 Snapshot Read() noexcept;
 
+// The calling thread's own scenario counters, read from its slot: everything it allocated and
+// freed while kCounting since it claimed the slot (its first kCounting, or its first counted
+// event), cumulative, so take differences. False, leaving *out untouched, when the thread has no
+// slot of its own: it never counted, or it counts through the shared overflow block (the pool of
+// slots is full, or the thread is past its exit fold); its events are then only in Read()'s
+// totals, mixed with other threads'. Reads only this thread's slot: no allocation, no lock.
+bool ReadThisThread(Counters* out) noexcept;
+
 // Live bytes (usable) allocated minus freed by all kCounting threads together, and the highest
 // value that reached, since the last ResetLive(), which zeroes both (live bytes go negative
 // when blocks allocated before it are freed). Process-wide, not per thread, because one thread
