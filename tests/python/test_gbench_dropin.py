@@ -277,3 +277,34 @@ def test_compare_gates_a_suite_with_the_drop_in_exactly(build_dir, tmp_path):
     # The same build on both sides: allocation metrics same, exit 0 whatever time does.
     done = compare(str(sides["base"]), str(sides["base"]), "--fail-on", "alloc")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- the README's table: the drop-in and MemoryManager on the same benchmarks ------------------
+
+README_ROWS = {   # benchmark -> what its timed loop does (the source's comments)
+    "BM_ThreeNew32": "3 × `new` of 32 B",
+    "BM_SetupTeardown": "8 B; 1 MiB setup before the loop, 1000 B teardown after",
+    "BM_PauseResume": "24 B; 4096 B between `PauseTiming` and `ResumeTiming`",
+    "BM_PerThread/threads:4": "thread *i* allocates 16·(*i*+1) B",
+    "BM_OneIn8": "one 64 B block every 8 ops",
+}
+
+
+def readme_table(drop_in: dict[str, list[dict]], memory_manager: dict[str, list[dict]]) -> str:
+    lines = ["| benchmark | per op | `allocbench::gbench` | `MemoryManager` of Google Benchmark "
+             "1.7.1 |", "|---|---|---|---|"]
+    for name, what in README_ROWS.items():
+        ours, theirs = drop_in[name][0], memory_manager[name][-1]
+        lines.append(f"| `{name}` | {what} | {ours['bytes_per_op']:g} B/op, "
+                     f"{ours['allocs_per_op']:g} allocs/op | {theirs['allocs_per_iter']:g} "
+                     f"allocs_per_iter, {theirs['total_allocated_bytes']} "
+                     "total_allocated_bytes |")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_readme_table_is_what_both_report(gbench_dir, tmp_path):
+    drop_in = iteration_runs(run_json(gbench_dir / "gbench_ground_truth", tmp_path))
+    memory_manager = iteration_runs(run_json(gbench_dir / "gbench_memory_manager", tmp_path))
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- gbench-table:begin -->\n")[1].split("<!-- gbench-table:end -->")[0]
+    assert block == readme_table(drop_in, memory_manager)

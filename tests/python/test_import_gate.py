@@ -275,3 +275,14 @@ def test_a_damaged_allocbench_file_is_still_refused_as_before(tmp_path):
     assert one_line(cli(ROOT / "tests/python/data/compare/base.json", path, cwd=tmp_path)) == (
         f"{path}: fields lacks alloc.bytes_per_op with gate 'exact'; the file is damaged, "
         "re-run the measurement")
+
+
+def test_the_readme_example_is_this_output():
+    """The README's BenchmarkDotNet example is this command's output, exit code 1."""
+    files = ("bdn-base-report-full.json", "bdn-cand-report-full.json")
+    done = cli(*files, cwd=DATA)
+    assert done.returncode == 1, done.stderr
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- import-example:begin -->\n")[1].split(
+        "<!-- import-example:end -->")[0]
+    assert block == f"```\n$ allocbench compare {' '.join(files)}\n{done.stdout}```\n"
