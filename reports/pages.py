@@ -363,6 +363,7 @@ def comparison(origin: str, doc: dict[str, Any], links: Links, pics: Pictures
                 "src": pics.get("samples", plots.samples, f"{inst.name}: {t.metric}", t.unit,
                                 sides)})
     return {"title": f"{parsed.base.label} → {parsed.cand.label}", "origin": origin,
-            "comment": to_html(compare_format.markdown(parsed, fail_on)), "metrics": metrics,
+            "comment": to_html(compare_format.markdown(parsed, fail_on, max_chars=None)),
+            "metrics": metrics,
             "tests": stats.TESTS, "links": links,
             "gated": bool(doc["gate"]["failed"])}

@@ -44,6 +44,10 @@ def _values(values: tuple[float, ...], unit: str) -> str:
     return f"{format_value(values[0], unit)}–{format_value(values[-1], unit)}"
 
 
+# GitHub refuses a comment longer than 65,536 characters; this leaves room for what a CI
+# template adds (its marker and footer).
+COMMENT_CHARS = 60_000
+
 def exact_delta(change: ExactChange, with_values: bool = False, text: Escape = terminal) -> str:
     """'+96 B (+400.0%)', or '+96 B (24 → 120, +400.0%)'; '—' when forks disagree. `text`
     escapes the unit for the output it goes to. A sampled metric adds its tolerance."""
@@ -284,9 +288,12 @@ def _sites_details(sites: dict[str, list[SiteChange]], note: str) -> list[str]:
 
 
 def markdown(comparison: Comparison, fail_on: str,
-             sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
+             sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "",
+             max_chars: int | None = COMMENT_CHARS) -> str:
     """The pull-request comment; `sites`: the site changes (sites.diff) of the instances
-    profiled on both sides, shown under their exact changes; `sites_note`: why they were not."""
+    profiled on both sides, shown under their exact changes; `sites_note`: why they were not.
+    Longer than `max_chars`: without the table of every metric, then with its lists cut
+    (_fit); None: whole."""
     sites = sites or {}
     b, c = comparison.base, comparison.cand
     mark = "❌ " if cmp.gated(comparison, fail_on) else "✅ "
@@ -303,15 +310,47 @@ def markdown(comparison: Comparison, fail_on: str,
         if names:
             out += [f"### {what} scenarios", "", *(f"- {md_code(n)}" for n in names), ""]
     rows = _rows(comparison, show_all=True, code=md_code, text=md_text, by_urgency=False)
-    out += ["<details>",
-            f"<summary>All {_plural(len(rows), 'metric')} of "
-            f"{_plural(len(comparison.instances), 'scenario instance')}</summary>", "",
-            "| scenario | metric | base | candidate | change | verdict |",
-            "|---|---|---:|---:|---|---|"]
+    table = ["<details>",
+             f"<summary>All {_plural(len(rows), 'metric')} of "
+             f"{_plural(len(comparison.instances), 'scenario instance')}</summary>", "",
+             "| scenario | metric | base | candidate | change | verdict |",
+             "|---|---|---:|---:|---|---|"]
     for verdict, name, metric, base, cand, change in rows:
         verdict_cell = f"{MARK[verdict]} {verdict}".strip()
-        out.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
-    out += ["", "</details>", ""] + _sites_details(sites, sites_note)
-    out += [f"<sub>Note: {md_text(n)}</sub>\n" for n in comparison.notes]
-    out += [f"<sub>{_method(comparison)}</sub>"]
-    return "\n".join(out) + "\n"
+        table.append(f"| {name} | {metric} | {base} | {cand} | {change} | {verdict_cell} |")
+    table += ["", "</details>", ""]
+    tail = _sites_details(sites, sites_note)
+    tail += [f"<sub>Note: {md_text(n)}</sub>\n" for n in comparison.notes]
+    tail += [f"<sub>{_method(comparison)}</sub>"]
+    return _fit(out, table, tail, len(rows), max_chars)
+
+
+def _fit(head: list[str], table: list[str], tail: list[str], metrics: int,
+         max_chars: int | None) -> str:
+    """The comment within `max_chars`: whole; else without the table of every metric; else
+    with the head's lists cut where they pass the limit, saying how much is left out."""
+    def text(lines: list[str]) -> str:
+        return "\n".join(lines) + "\n"
+
+    whole = text(head + table + tail)
+    if max_chars is None or len(whole) <= max_chars:
+        return whole
+    left_out = [f"<sub>The table of all {_plural(metrics, 'metric')} is left out: this comment "
+                f"may not pass {max_chars:,} characters. `--format json`, and `ab`'s "
+                "comparison.md beside its results, have it whole.</sub>", ""]
+    shorter = text(head + left_out + tail)
+    if len(shorter) <= max_chars:
+        return shorter
+
+    def cut(lines: int) -> list[str]:
+        return ["", f"… {lines:,} more lines of changes cut", ""]
+
+    room = max_chars - len(text(cut(len(head)) + left_out + tail))
+    kept, used = [], 0
+    for line in head:
+        used += len(line) + 1
+        if used > room:
+            break
+        kept.append(line)
+    return text(kept + cut(sum(line.count("\n") + 1 for line in head[len(kept):])) +
+                left_out + tail)

@@ -112,3 +112,37 @@ def test_signed_numbers(value, text):
 def test_small_relative_changes_keep_their_digits():
     change = compare.exact_change("peak_live_bytes", "B", [213288], [213320], 0.0, "0")
     assert compare_format.exact_delta(change) == "+32 B (+0.015%)"
+
+
+def _many(copies: int) -> compare.Comparison:
+    """The fixtures' instances `copies` times over, each copy renamed: a big pull request."""
+    sides = []
+    for name in ("base.json", "cand.json"):
+        side = compare.load_side(DATA / name)
+        doc = json.loads(json.dumps(side.docs[0]))
+        doc["results"] = [{**r, "name": f"{r['name']}#{i}", "scenario": f"{r['scenario']}#{i}"}
+                          for i in range(copies) for r in doc["results"]]
+        sides.append(compare.Side(side.path, side.label, (doc,)))
+    return compare.compare(*sides, config.load(DATA / "allocbench.toml"))
+
+
+def test_a_comment_too_long_for_github_leaves_the_table_out_then_cuts_its_lists():
+    big = _many(30)
+    whole = compare_format.markdown(big, "any", max_chars=None)
+    assert len(whole) > compare_format.COMMENT_CHARS and "<details>\n<summary>All" in whole
+    fitted = compare_format.markdown(big, "any")
+    assert len(fitted) <= compare_format.COMMENT_CHARS
+    assert "<summary>All" not in fitted
+    metrics = whole.count("\n| `")   # the table's rows
+    assert f"The table of all {metrics} metrics is left out" in fitted
+    # What remains is the whole comment up to its table: every regression is still listed.
+    assert fitted.split("<sub>The table")[0] == whole.split("<details>\n<summary>All")[0]
+    huge = _many(50)
+    fitted = compare_format.markdown(huge, "any")
+    whole_lines = compare_format.markdown(huge, "any", max_chars=None).split("<details>")[0]
+    assert len(fitted) <= compare_format.COMMENT_CHARS
+    kept = fitted.split("\n\n… ")[0]
+    cut = int(fitted.split("\n\n… ")[1].split(" more lines")[0].replace(",", ""))
+    assert whole_lines.startswith(kept + "\n")
+    assert cut == len(whole_lines[:-1].split("\n")) - len(kept.split("\n"))
+    assert fitted.rstrip().endswith("</sub>")   # the method line is kept

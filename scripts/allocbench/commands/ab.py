@@ -200,7 +200,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                                   show_all=show_all, sites=sites, sites_note=note)
     code = 1 if cmp.gated(comparison, fail_on) else 0
     write_atomically(out / "comparison.md",
-                     compare_format.markdown(comparison, fail_on, sites, note))
+                     compare_format.markdown(comparison, fail_on, sites, note,
+                                             max_chars=None))
     print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
     print(text, end="")
     if report is not None:
