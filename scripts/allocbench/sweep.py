@@ -246,7 +246,9 @@ def _summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _put(plan: Plan, record: dict[str, Any]) -> dict[str, Any]:
-    record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    # Microseconds: two sweeps of one revision within a second (a reused build) must still
+    # tell which is newer. ISO text sorts by time, also against older records' whole seconds.
+    record["recorded"] = datetime.now(timezone.utc).isoformat(timespec="microseconds")
     plan.store.put(record)
     return record
 

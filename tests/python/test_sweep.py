@@ -418,6 +418,8 @@ def test_another_recipe_is_kept_beside_the_first(tracer, build_flags, full_sweep
     plain = next(r for r in records if not r["recipe_detail"]["graft"])
     assert synth.TRACE in [r["name"] for r in grafted["results"]["results"]]
     assert synth.TRACE not in [r["name"] for r in plain["results"]["results"]]
-    # the table shows the newer, the grafted one
+    # the table shows the newer, the grafted one, to the microsecond (both may be recorded
+    # within one second)
+    assert all(re.fullmatch(r"[-\dT:]+\.\d{6}\+00:00", r["recorded"]) for r in records)
     assert table(tracer, store, "v1.1")[("bytes_per_op", synth.TRACE)] == \
         [float(tracer.by_tag("v1.1").expected(graft=True)[synth.TRACE]["bytes_per_op"])]

@@ -187,6 +187,18 @@ def test_store_prefers_measurements_and_names_broken_records(tmp_path):
         store.merge(a, [store.Store(tmp_path / "nope")])
 
 
+def test_the_newer_of_two_records_within_one_second_is_shown(tmp_path):
+    """Records of one revision by two recipes, measured in the same second: the later one,
+    to the microsecond, is shown; a whole-second record of an older allocbench sorts first."""
+    found = store.Store(tmp_path)
+    sha = "d" * 40
+    for recipe, recorded in (("1" * 16, "2026-12-01T10:00:00.900000+00:00"),
+                             ("2" * 16, "2026-12-01T10:00:00.000001+00:00"),
+                             ("3" * 16, "2026-12-01T10:00:00+00:00")):
+        found.put({**record(sha, {"s/a": 1}), "recipe": recipe, "recorded": recorded})
+    assert found.get("m1", "system", sha)["recipe"] == "1" * 16
+
+
 def test_a_record_from_another_machine_serves_the_table(tmp_path):
     found = store.Store(tmp_path)
     sha = "f" * 40
