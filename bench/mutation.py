@@ -51,6 +51,8 @@ COMPARE_PYTEST = ("tests/python/test_compare.py", "tests/python/test_stats.py",
 BISECT_PYTEST = ("tests/python/test_bisect_all.py", "tests/python/test_sweep_parts.py",
                  "tests/python/test_exit_codes.py::test_bisect_between_equal_values_is_1")
 CALIBRATE_PYTEST = ("tests/python/test_calibrate.py", "tests/python/test_compare.py")
+IMPORT_PYTEST = ("tests/python/test_import_gate.py", "tests/python/test_import_formats.py")
+GBENCH_PYTEST = ("tests/python/test_gbench_dropin.py",)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,31 @@ MUTATIONS: tuple[Mutation, ...] = (
              "if len(b) > 1 or len(c) > 1:", "if len(b) > 1 and len(c) > 1:",
              None, COMPARE_PYTEST,
              "forks that disagree on one side only are not nondeterministic"),
+    # --- results of other harnesses (scripts/allocbench/imports/) ---------------------------
+    Mutation("sampled-tolerance-ignored", "scripts/allocbench/compare.py",
+             "elif c > b + tol + limit_allowed:", "elif c > b + limit_allowed:",
+             None, IMPORT_PYTEST,
+             "a sampled B/op (JMH, BenchmarkDotNet) is worse by any increase, noise included"),
+    Mutation("gbench-first-repetition-only", "scripts/allocbench/imports/gbench.py",
+             'alloc.update({key: values[0], f"samples_{key}": values})',
+             'alloc.update({key: values[0], f"samples_{key}": values[:1]})',
+             None, IMPORT_PYTEST,
+             "Google Benchmark repetitions that disagree on B/op read as the first one"),
+    Mutation("jmh-throughput-unit", "scripts/allocbench/imports/jmh.py",
+             'return "ops_per_s", 1e9 / common.NS_PER[unit[4:]]',
+             'return "ops_per_s", 1e9 * common.NS_PER[unit[4:]]',
+             None, IMPORT_PYTEST, "a JMH throughput in ops/ms is converted to ops/s backwards"),
+    # --- the Google Benchmark drop-in (gbench/) ---------------------------------------------
+    Mutation("gbench-pause-counts", "gbench/gbench_counters.cc",
+             "if (tls_loop.active) counting::SetMode(counting::Mode::kPaused);",
+             "if (tls_loop.active) counting::SetMode(counting::Mode::kCounting);",
+             None, GBENCH_PYTEST, "allocations between PauseTiming and ResumeTiming count"),
+    Mutation("gbench-per-thread-average", "gbench/gbench_counters.cc",
+             'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
+             'benchmark::Counter::kAvgIterations);',
+             'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
+             'benchmark::Counter::kAvgThreads);',
+             None, GBENCH_PYTEST, "bytes_per_op is per thread, not per op"),
     # --- bisect (scripts/allocbench/bisection.py, commands/bisect.py) -----------------------
     Mutation("bisect-midpoint-up", "scripts/allocbench/bisection.py",
              "middle = (low + high) // 2", "middle = (low + high) // 2 + 1",
