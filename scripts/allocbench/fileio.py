@@ -141,17 +141,23 @@ def _spelled(place: Any) -> str:
     return where
 
 
-def read_json(path: Path, what: str, fix: str) -> Any:
+def _special(text: str) -> float:
+    return math.nan if text == "NaN" else math.copysign(math.inf, -1.0 if text[0] == "-" else 1.0)
+
+
+def read_json(path: Path, what: str, fix: str, *, special_numbers: bool = False) -> Any:
     """The JSON document at `path`. UserError naming the file, the problem and `fix` when the
-    file cannot be read, is not UTF-8, is empty, is not JSON, spells NaN or Infinity, holds a
-    number beyond a double or a 64-bit integer, repeats a key, or nests deeper than
-    MAX_DEPTH: values no gate can judge."""
+    file cannot be read, is not UTF-8, is empty, is not JSON, spells NaN or Infinity (unless
+    `special_numbers`: then they are floats, for a reader that refuses them where it reads a
+    value), holds a number beyond a double or a 64-bit integer, repeats a key, or nests deeper
+    than MAX_DEPTH: values no gate can judge."""
     text = read_text(path, what, fix)
     if not text.strip():
         raise UserError(f"{path}: is empty; {fix}")
+    constant = _special if special_numbers else \
+        (lambda s: _Bad(f"is {s}, not a finite number"))
     try:
-        doc = json.loads(text, parse_int=_int, parse_float=_float,
-                         parse_constant=lambda s: _Bad(f"is {s}, not a finite number"),
+        doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=constant,
                          object_pairs_hook=_object)
     except json.JSONDecodeError as e:
         raise UserError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); "

@@ -11,14 +11,12 @@ the JSON path and the fix.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
 from allocbench import results
 from allocbench.errors import UserError
-from allocbench.fileio import _first_problem, read_text
+from allocbench.fileio import read_json
 from allocbench.imports import bdn, gbench, jmh
 
 ALLOCBENCH = "allocbench"
@@ -32,32 +30,6 @@ SAME_FIX = {"gbench": f"build both sides' benchmarks with {gbench.DROP_IN}",
             "jmh": "run both sides with -prof gc", "bdn": "run both sides with [MemoryDiagnoser]"}
 
 
-class _Repeated(Exception):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        seen: set[str] = set()
-        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))
-    return found
-
-
-def _parse(path: Path) -> Any:
-    """The JSON at `path`, NaN and Infinity read as numbers (Google Benchmark writes them; an
-    importer refuses them where it reads a value). What cannot be parsed is refused by
-    results.load, with the messages it has always given."""
-    text = read_text(path, "", results.FIX)
-    try:
-        return json.loads(text, parse_constant=lambda s: math.nan if s == "NaN" else
-                          math.copysign(math.inf, -1 if s.startswith("-") else 1),
-                          object_pairs_hook=_pairs)
-    except (ValueError, RecursionError, _Repeated):   # JSONDecodeError is a ValueError
-        results.load(path)   # raises, naming the place: empty, not JSON, too deep, a key twice
-        raise UserError(f"{path}: not valid JSON; {results.FIX}") from None
-
-
 def detect(doc: Any) -> str | None:
     """The kind of a parsed document: 'allocbench', 'gbench', 'jmh', 'bdn', or None."""
     if isinstance(doc, dict) and "schema_version" in doc:
@@ -67,16 +39,15 @@ def detect(doc: Any) -> str | None:
 
 def load(path: Path) -> tuple[str, list[dict[str, Any]]]:
     """(kind, the results documents) of the file at `path`."""
-    doc = _parse(path)
+    # NaN and Infinity read as numbers: Google Benchmark writes them, and each importer
+    # refuses them where it reads a value. allocbench's own files are read again as ever.
+    doc = read_json(path, "", results.FIX, special_numbers=True)
     kind = detect(doc)
     if kind == ALLOCBENCH:
         return kind, [results.load(path)]
     if kind is None:
         raise UserError(f"{path}: not an allocbench results file (no 'schema_version') nor a "
                         f"benchmark result compare can import; give {ACCEPTED}")
-    problem = _first_problem(doc)   # an unpaired surrogate no output can print, deep nesting
-    if problem:
-        raise UserError(f"{path}: {problem}; {FORMATS[kind].FIX}")
     return kind, FORMATS[kind].load(doc, str(path))
 
 
