@@ -208,7 +208,7 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
             if not arg.startswith("-"):
                 assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
     readme = (ROOT / "README.md").read_text()
-    assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in the script" in readme
+    assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
     assert f"all {len(mutation.MUTATIONS)} are caught" in readme
 
 

@@ -1,0 +1,146 @@
+"""The mutations bench/mutation.py plants, one at a time: each a one-token change of a snippet
+that must occur exactly once in its file, with the tests that should catch it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Test selections shared by several mutations.
+COUNTING_CTEST = r"^(system\.|GroundTruth\.)"
+COUNTING_PYTEST = ("tests/python/test_runner_results.py", "tests/python/test_determinism.py")
+COUNT_PASS_CTEST = r"^(CountPass|GroundTruth)\."
+TIME_PASS_CTEST = r"^(TimePass|TimeSummary)\."
+COMPARE_PYTEST = ("tests/python/test_compare.py", "tests/python/test_stats.py",
+                  "tests/python/test_compare_format.py", "tests/python/test_calibrate.py")
+BISECT_PYTEST = ("tests/python/test_bisect_all.py", "tests/python/test_sweep_parts.py",
+                 "tests/python/test_exit_codes.py::test_bisect_between_equal_values_is_1")
+CALIBRATE_PYTEST = ("tests/python/test_calibrate.py", "tests/python/test_compare.py")
+IMPORT_PYTEST = ("tests/python/test_import_gate.py", "tests/python/test_import_formats.py")
+GBENCH_PYTEST = ("tests/python/test_gbench_dropin.py",)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    file: str                       # relative to the repository
+    original: str                   # must occur exactly once in the file
+    replacement: str
+    ctest: str | None = None        # ctest -R REGEX, run first
+    pytest: tuple[str, ...] = ()    # pytest arguments (files, node ids, -k EXPR), run next
+    what: str = ""                  # the bug it plants, in words
+
+
+MUTATIONS: tuple[Mutation, ...] = (
+    # --- the counting layer (allocators/) ---------------------------------------------------
+    Mutation("new-aligned-uncounted", "allocators/hooks_new.cc",
+             "return CountedAlloc(size, [=] { return backend::Memalign(align, size); });",
+             "return backend::Memalign(align, size);",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "the aligned operator new forms allocate without counting"),
+    Mutation("requested-bytes-plus-one", "allocators/hooks_common.h",
+             "ci::Bump(c.requested_bytes, requested);",
+             "ci::Bump(c.requested_bytes, requested + 1);",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "the fast path (Tracking::kBasic) counts one byte too many per allocation"),
+    Mutation("free-uncounted", "allocators/hooks_malloc.cc",
+             "void free(void* p) noexcept { CountedFree(p); }",
+             "void free(void* p) noexcept { backend::Free(p); }",
+             COUNTING_CTEST, COUNTING_PYTEST, "free() releases without counting a free"),
+    Mutation("realloc-no-alloc", "allocators/hooks_malloc.cc",
+             "  ci::RecordAllocAs(target, size, ci::FullTracking() ? "
+             "backend::UsableSize(moved) : 0);\n  return moved;",
+             "  return moved;",
+             COUNTING_CTEST, COUNTING_PYTEST,
+             "a moving realloc counts its free but not its allocation"),
+    # --- the count pass (harness/src/count_pass.cc) -----------------------------------------
+    Mutation("window-start-1", "harness/src/count_pass.cc",
+             "constexpr int kWindow1Start = 2;", "constexpr int kWindow1Start = 1;",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "background counting and live-growth start at the warm-up, not at window 1"),
+    Mutation("window-ops-once", "harness/src/count_pass.cc",
+             "const double window_ops = 2.0 * static_cast<double>(m.window_ops) * threads;",
+             "const double window_ops = 1.0 * static_cast<double>(m.window_ops) * threads;",
+             COUNT_PASS_CTEST, COUNTING_PYTEST, "per-op values divide two windows by one"),
+    Mutation("first-op-not-per-thread", "harness/src/count_pass.cc",
+             "m.first_op_bytes = static_cast<double>(first.requested_bytes) / threads;",
+             "m.first_op_bytes = static_cast<double>(first.requested_bytes);",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "first_op_bytes is the cold op of all threads together, not per thread"),
+    Mutation("steady-allocs-differ", "harness/src/count_pass.cc",
+             "w1.allocs == w2.allocs", "w1.allocs != w2.allocs",
+             COUNT_PASS_CTEST, COUNTING_PYTEST, "steady requires the windows' allocs to differ"),
+    Mutation("growth-at-zero", "harness/src/count_pass.cc",
+             "if (window_growth > 0) {", "if (window_growth >= 0) {",
+             COUNT_PASS_CTEST, COUNTING_PYTEST,
+             "windows that differ with no growth are called amortized growth"),
+    # --- the time pass (harness/src/time_pass.cc) -------------------------------------------
+    Mutation("time-divided-by-threads", "harness/src/time_pass.cc",
+             "m.samples_ns.push_back(t * instance.threads);",
+             "m.samples_ns.push_back(t / instance.threads);",
+             TIME_PASS_CTEST, ("tests/python/test_runner_results.py",),
+             "a multi-threaded sample is divided by the threads instead of multiplied"),
+    Mutation("ops-per-s-one-thread", "harness/src/time_pass.cc",
+             "m.ops_per_s = m.median_ns > 0 ? 1e9 * threads / m.median_ns : 0.0;",
+             # (threads > 0) is 1, and keeps `threads` used (-Werror=unused-parameter).
+             "m.ops_per_s = m.median_ns > 0 ? 1e9 * (threads > 0) / m.median_ns : 0.0;",
+             TIME_PASS_CTEST, ("tests/python/test_runner_results.py",),
+             "ops/s is one thread's throughput, not all threads'"),
+    # --- the gate (scripts/allocbench/compare.py) -------------------------------------------
+    Mutation("budget-boundary-worse", "scripts/allocbench/compare.py",
+             "elif c[0] > b[0] + limit_allowed:", "elif c[0] >= b[0] + limit_allowed:",
+             None, COMPARE_PYTEST,
+             "an increase of exactly the budget is worse (and, at budget 0, no change is)"),
+    Mutation("time-gate-part-of-interval", "scripts/allocbench/compare.py",
+             "elif low > limit:", "elif high > limit:",
+             None, COMPARE_PYTEST,
+             "time is worse when the interval reaches beyond the threshold, not lies beyond it"),
+    Mutation("nondeterministic-both-sides", "scripts/allocbench/compare.py",
+             "if len(b) > 1 or len(c) > 1:", "if len(b) > 1 and len(c) > 1:",
+             None, COMPARE_PYTEST,
+             "forks that disagree on one side only are not nondeterministic"),
+    # --- results of other harnesses (scripts/allocbench/imports/) ---------------------------
+    Mutation("sampled-tolerance-ignored", "scripts/allocbench/compare.py",
+             "elif c > b + tol + limit_allowed:", "elif c > b + limit_allowed:",
+             None, IMPORT_PYTEST,
+             "a sampled B/op (JMH, BenchmarkDotNet) is worse by any increase, noise included"),
+    Mutation("gbench-first-repetition-only", "scripts/allocbench/imports/gbench.py",
+             'alloc.update({key: values[0], f"samples_{key}": values})',
+             'alloc.update({key: values[0], f"samples_{key}": values[:1]})',
+             None, IMPORT_PYTEST,
+             "Google Benchmark repetitions that disagree on B/op read as the first one"),
+    Mutation("jmh-throughput-unit", "scripts/allocbench/imports/jmh.py",
+             'return "ops_per_s", 1e9 / common.NS_PER[unit[4:]]',
+             'return "ops_per_s", 1e9 * common.NS_PER[unit[4:]]',
+             None, IMPORT_PYTEST, "a JMH throughput in ops/ms is converted to ops/s backwards"),
+    # --- the Google Benchmark drop-in (gbench/) ---------------------------------------------
+    Mutation("gbench-pause-counts", "gbench/gbench_counters.cc",
+             "if (tls_loop.active) counting::SetMode(counting::Mode::kPaused);",
+             "if (tls_loop.active) counting::SetMode(counting::Mode::kCounting);",
+             None, GBENCH_PYTEST, "allocations between PauseTiming and ResumeTiming count"),
+    Mutation("gbench-per-thread-average", "gbench/gbench_counters.cc",
+             'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
+             'benchmark::Counter::kAvgIterations);',
+             'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
+             'benchmark::Counter::kAvgThreads);',
+             None, GBENCH_PYTEST, "bytes_per_op is per thread, not per op"),
+    # --- bisect (scripts/allocbench/bisection.py, commands/bisect.py) -----------------------
+    Mutation("bisect-midpoint-up", "scripts/allocbench/bisection.py",
+             "middle = (low + high) // 2", "middle = (low + high) // 2 + 1",
+             None, BISECT_PYTEST, "the probe is one commit right of the middle"),
+    Mutation("bisect-all-equal-ends-searched", "scripts/allocbench/bisection.py",
+             "if known[part[0]] != known[part[1]])",
+             "if known[part[0]] != known[part[1]] or part[1] - part[0] > 1)",
+             None, BISECT_PYTEST,
+             "--all halves intervals whose ends are equal too (no equal-ends shortcut)"),
+    Mutation("bisect-equal-ends-command", "scripts/allocbench/commands/bisect.py",
+             "if bad_value == good_value:", "if bad_value == good_value and False:",
+             None, BISECT_PYTEST,
+             "bisect with equal good and bad values searches anyway and names a commit"),
+    # --- calibrate (scripts/allocbench/commands/calibrate.py) -------------------------------
+    Mutation("calibrate-unstable-boundary", "scripts/allocbench/commands/calibrate.py",
+             "unstable > 0.2 * n", "unstable >= 0.2 * n",
+             None, CALIBRATE_PYTEST, "unstable in exactly 20% of the rounds is noisy"),
+    Mutation("calibrate-mde-boundary", "scripts/allocbench/commands/calibrate.py",
+             "mde_percent > 2 * threshold", "mde_percent >= 2 * threshold",
+             None, CALIBRATE_PYTEST, "an MDE of exactly twice the threshold is noisy"),
+)
