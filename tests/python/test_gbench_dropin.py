@@ -272,8 +272,15 @@ def test_compare_gates_a_suite_with_the_drop_in_exactly(build_dir, tmp_path):
         row = f"| `BM_Vector/threads:{threads}` | `{{}}` | {{}} | {{}} | {{}} |"
         assert row.format("bytes_per_op", 100, 132, "+32 B (+32.0%) | 🟥 worse") in done.stdout
         assert row.format("allocs_per_op", 1, 1, "0 | same") in done.stdout
-    assert "Found 2 regressions" in done.stdout
     assert "counted exactly by allocbench::gbench" in done.stdout   # the source's note
+    # Exactly the two B/op rows fail the gate. (The headline's count of regressions may also
+    # hold a time verdict: 32 more bytes per op can make the candidate slower.)
+    done = compare(str(sides["base"]), str(sides["cand"]), "--format", "json",
+                   "--fail-on", "alloc")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert json.loads(done.stdout)["gate"]["failed"] == [
+        {"instance": f"BM_Vector/threads:{threads}", "metric": "bytes_per_op"}
+        for threads in (1, 3)]
     # The same build on both sides: allocation metrics same, exit 0 whatever time does.
     done = compare(str(sides["base"]), str(sides["base"]), "--fail-on", "alloc")
     assert done.returncode == 0, done.stdout + done.stderr
