@@ -137,6 +137,20 @@ def gh(args: list[str]) -> int:
 
 # --- curl ---
 
+def gitlab_page(notes: list, query: str) -> list:
+    """One page of a listing as GitLab gives it: newest first unless sort=asc, 20 a page unless
+    per_page says (at most 100), the page-th (from 1)."""
+    known = {"sort": ("asc", "desc"), "per_page": None, "page": None}
+    params = dict(pair.split("=", 1) for pair in query.split("&") if pair)
+    if set(params) - set(known) or params.get("sort", "desc") not in known["sort"]:
+        unsupported(f"the query {query!r}")
+    if params.get("sort", "desc") == "desc":
+        notes = notes[::-1]
+    size = min(int(params.get("per_page", 20)), 100)
+    start = (int(params.get("page", 1)) - 1) * size
+    return notes[start:start + size]
+
+
 def curl(args: list[str]) -> int:
     method, url, headers, fields, fail = None, None, [], {}, False
     rest = list(args)
@@ -184,6 +198,8 @@ def curl(args: list[str]) -> int:
                             r"(projects/\d+/merge_requests/\d+)/notes/(\d+)", make)
         if status < 400:
             save(state)
+            if method == "GET":
+                doc = gitlab_page(doc, url.partition("?")[2])
     if status >= 400 and fail:
         print(f"curl: (22) The requested URL returned error: {status}", file=sys.stderr)
         return 22

@@ -302,10 +302,10 @@ class GitLab:
         return ("ERROR: allocbench ab: a gated regression or an instance that failed in the "
                 "candidate: see the merge request's note")
 
-    def check_listing(self, call: dict) -> None:
-        # The first 100 notes, oldest first: the job's note, made at the first push, is among
-        # them however long the discussion after it.
-        assert call["path"] == f"{self.listed}?sort=asc&per_page=100"
+    def check_listing(self, call: dict, page: int = 1) -> None:
+        # Pages of 100 notes, oldest first: the job's note, made at its first push, is on the
+        # first page unless a hundred notes came before it (test_a_long_discussion_…).
+        assert call["path"] == f"{self.listed}?sort=asc&per_page=100&page={page}"
         assert call["argv"][:4] == ["-sS", "--fail", "-H", f"PRIVATE-TOKEN: {self.TOKEN}"]
 
 
@@ -413,3 +413,41 @@ def test_one_comment_per_pull_request_edited_on_every_push(ci, project, runner, 
         assert run.errors(done) == ["ERROR: no ALLOCBENCH_GITLAB_TOKEN: add it as a masked "
                                     "CI/CD variable (see the header of allocbench.yml)"]
         assert forge.new_calls() == []
+
+
+def test_a_long_discussion_before_the_first_push_still_gets_one_note(project, runner, tmp_path):
+    """GitLab lists notes a page at a time: the job's note, the 151st of 250, is found on the
+    second page and edited; with 200 notes and none of the job's, two full pages and an empty
+    third are read, then one note is added."""
+    work = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", project["repo"], str(work))
+    (work / "allocbench-tool").symlink_to(ROOT)
+    run = GitLab(work, tmp_path)
+    fast = f"--forks 1 --no-time --no-sites --runner {runner}"
+
+    def seed(notes: list[dict]) -> None:
+        state = json.loads(run.forge.state.read_text())
+        state["threads"][run.thread] = notes
+        run.forge.state.write_text(json.dumps(state))
+
+    talk = [{"id": 5000 + i, "body": f"comment {i}", "system": False} for i in range(250)]
+    talk[150]["body"] = f"{MARKER}\nthe job's note"
+    seed(talk)
+    done = run.push(project["main"], project["base"], project["block"], fast)
+    assert done.returncode == 1, done.stdout + done.stderr
+    first, second, written = run.forge.new_calls()
+    run.check_listing(first, page=1)
+    run.check_listing(second, page=2)
+    assert (written["method"], written["path"]) == ("PUT", run.updated(5150))
+    notes = run.forge.comments(run.thread)
+    assert [n["id"] for n in notes] == [n["id"] for n in talk]
+    assert notes[150]["body"].startswith(f"{MARKER}\n## allocbench: ")
+
+    seed(talk[:150] + talk[151:201])   # 200 notes, none of them the job's
+    done = run.push(project["main"], project["base"], project["block"], fast)
+    assert done.returncode == 1, done.stdout + done.stderr
+    *listings, written = run.forge.new_calls()
+    for page, call in enumerate(listings, 1):
+        run.check_listing(call, page)
+    assert len(listings) == 3 and (written["method"], written["path"]) == ("POST", run.listed)
+    assert len(run.forge.comments(run.thread)) == 201
