@@ -173,6 +173,50 @@ def test_bdn_full_json():
     assert doc["fields"][0]["sampled_by"] == "BenchmarkDotNet 0.13.12 MemoryDiagnoser"
 
 
+def bdn_launches(launches: list[list[tuple[int, float]]]) -> dict:
+    """The base fixture, its first benchmark run in len(launches) launches: each launch's
+    Workload Result measurements (operations, nanoseconds), around the stages that are not
+    results (pilot, overhead, actual), as BenchmarkDotNet's Measurements list them."""
+    doc = json.loads((DATA / "bdn-base-report-full.json").read_text())
+    measurements = []
+    for launch, results in enumerate(launches, 1):
+        def m(mode: str, stage: str, index: int, ops: int, ns: float) -> dict:
+            return {"IterationMode": mode, "IterationStage": stage, "LaunchIndex": launch,
+                    "IterationIndex": index, "Operations": ops, "Nanoseconds": ns}
+        measurements += [m("Workload", "Pilot", 1, 16, 999.0), m("Overhead", "Actual", 1, 1000,
+                                                                  700.0)]
+        measurements += [m("Workload", "Actual", i, ops, ns + 700.0)
+                         for i, (ops, ns) in enumerate(results, 1)]
+        measurements += [m("Workload", "Result", i, ops, ns)
+                         for i, (ops, ns) in enumerate(results, 1)]
+    first = doc["Benchmarks"][0]
+    first["Measurements"] = measurements
+    first["Statistics"]["OriginalValues"] = [ns / ops for results in launches
+                                             for ops, ns in results]
+    return doc
+
+
+def test_bdn_launches_are_forks(tmp_path):
+    """LaunchCount = 2: the first benchmark's Result measurements of launch 1 are one fork and
+    launch 2's another (ns / ops each); the benchmarks run in one launch are in the first."""
+    path = tmp_path / "launches-report-full.json"
+    path.write_text(json.dumps(bdn_launches([[(1000, 9400.0), (1000, 9300.0)],
+                                             [(2000, 19000.0), (2000, 18800.0), (500, 4800.0)]])))
+    kind, docs = imports.load(path)
+    assert kind == "bdn" and len(docs) == 2
+    name = "Datadog.Trace.Benchmarks.ClientSchemaBenchmark.GetOperationName(Protocol: http)"
+    first, second = by_name(docs[0]), by_name(docs[1])
+    assert first[name]["time"]["samples_ns_per_op"] == [9.4, 9.3]
+    assert second[name]["time"]["samples_ns_per_op"] == [9.5, 9.4, 9.6]
+    assert first[name]["alloc"] == second[name]["alloc"] == {"bytes_per_op": 48.0,
+                                                             "error_bytes_per_op": None}
+    assert list(second) == [name] and len(first) == 3   # the others ran once
+    # One launch of Result measurements: OriginalValues, one fork, as before.
+    path.write_text(json.dumps(bdn_launches([[(1000, 9400.0), (1000, 9300.0)]])))
+    (doc,) = imports.load(path)[1]
+    assert by_name(doc)[name]["time"]["samples_ns_per_op"] == [9.4, 9.3]
+
+
 def test_bdn_jobs_sharing_a_full_name_are_told_apart(tmp_path):
     doc = json.loads((DATA / "bdn-base-report-full.json").read_text())
     second = json.loads(json.dumps(doc["Benchmarks"][0]))

@@ -249,6 +249,12 @@ def _set(value, *keys):
      "Benchmarks[1].Memory.BytesAllocatedPerOperation is null: MemoryDiagnoser could not"),
     ("bdn-cand-report-full.json", _del("Benchmarks", 0, "FullName"),
      "Benchmarks[0].FullName is missing, not a non-empty string"),
+    ("bdn-cand-report-full.json", lambda d: d["Benchmarks"][0]["Measurements"][0].update(
+        IterationStage="Result", LaunchIndex=0),
+     "Benchmarks[0].Measurements[0].LaunchIndex is 0, not an integer >= 1"),
+    ("bdn-cand-report-full.json", lambda d: d["Benchmarks"][1]["Measurements"][2].update(
+        IterationStage="Result", Nanoseconds=-5),
+     "Benchmarks[1].Measurements[2].Nanoseconds is -5, not a number of nanoseconds >= 0"),
     ("gbench-cand.json", _set("fortnights", "benchmarks", 3, "time_unit"),
      "benchmarks[3].time_unit is a string (\"fortnights\"), not one of ns, us, ms, s"),
     ("gbench-cand.json", _set(float("nan"), "benchmarks", 1, "real_time"),

@@ -6,7 +6,11 @@ workload iteration), "N", "Mean", …}, "Memory": {"Gen0Collections", …, "Tota
 "BytesAllocatedPerOperation"} (with [MemoryDiagnoser] only), "Measurements"}]}.
 
 Each benchmark is an instance named by FullName (with its job when several jobs share it);
-its OriginalValues are the time samples (one fork). B/op is Memory.BytesAllocatedPerOperation:
+its OriginalValues are the time samples (one fork): the ns per op of its Measurements of
+IterationMode "Workload" and IterationStage "Result" (BenchmarkReport.GetResultRuns). With
+LaunchCount > 1 those come from several processes, told apart by LaunchIndex: each launch is
+then a fork of its own, its samples Nanoseconds / Operations of its Result measurements, as
+JMH's forks are (one document per launch). B/op is Memory.BytesAllocatedPerOperation:
 read from the runtime's allocated-bytes counter (GC.GetTotalAllocatedBytes(precise: true) on
 .NET 6+) over the diagnoser's run, divided by its operations and rounded to a whole byte
 (Engines/GcStats.cs): *sampled*, and the file says nothing of its spread, so it gates with the
@@ -48,6 +52,28 @@ def _bytes(c: Checker, memory: Any, where: str) -> float:
     return float(value)
 
 
+def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
+    """Each launch's ns per op of its Workload Result measurements, in launch order, when
+    there are several launches; else [] (OriginalValues are the one fork)."""
+    where = json_path(at, "Measurements")
+    if "Measurements" not in entry:
+        return []
+    by_launch: dict[int, list[float]] = {}
+    for i, m in enumerate(c.array(entry["Measurements"], where)):
+        here = json_path(where, i)
+        c.obj(m, here)
+        if (m.get("IterationMode"), m.get("IterationStage")) != ("Workload", "Result"):
+            continue
+        launch = common.positive_int(c, m.get("LaunchIndex", MISSING),
+                                     json_path(here, "LaunchIndex"))
+        ops = common.positive_int(c, m.get("Operations", MISSING), json_path(here, "Operations"))
+        ns = m.get("Nanoseconds", MISSING)
+        c.want(common.finite_at_least(ns, 0), json_path(here, "Nanoseconds"), ns,
+               "a number of nanoseconds >= 0")
+        by_launch.setdefault(launch, []).append(ns / ops)
+    return [by_launch[k] for k in sorted(by_launch)] if len(by_launch) > 1 else []
+
+
 def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
     c = Checker(origin, FIX)
     entries = c.array(doc["Benchmarks"], "Benchmarks")
@@ -57,7 +83,7 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
     names = [c.text(c.obj(e, json_path("Benchmarks", i)).get("FullName", MISSING),
                     json_path(json_path("Benchmarks", i), "FullName"), empty=False)
              for i, e in enumerate(entries)]
-    results, seen = [], {}
+    found, seen = [], {}
     for i, entry in enumerate(entries):
         at = json_path("Benchmarks", i)
         name = names[i]
@@ -77,7 +103,7 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
                        "them all with [MemoryDiagnoser]")
             alloc = {"bytes_per_op": _bytes(c, entry["Memory"], json_path(at, "Memory")),
                      "error_bytes_per_op": None}
-        results.append(common.result(name, 1, alloc, common.time_section("ns_per_op", samples)))
+        found.append((name, alloc, _launches(c, entry, at) or [samples]))
     host = doc.get("HostEnvironmentInfo")
     version = host.get("BenchmarkDotNetVersion") if isinstance(host, dict) else None
     version = version if isinstance(version, str) else None
@@ -88,9 +114,12 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
             "from the runtime's allocated-bytes counter, rounded to a byte",
             f"{TOOL} {version or ''} MemoryDiagnoser".replace("  ", " "), ""))
     fields.append(common.field(common.NS, "Statistics.OriginalValues: ns per op of each "
-                                          "workload iteration, each a sample"))
+                                          "workload iteration, each a sample, per launch"))
     note = NOTE_TIME_ONLY if not measured else (
         "B/op is MemoryDiagnoser's BytesAllocatedPerOperation: sampled from the "
         "runtime's allocated-bytes counter, not counted, so it gates with a tolerance")
     source = {"format": "bdn", "tool": TOOL, "version": version, "note": note}
-    return [common.document(source, fields, results)]
+    return [common.document(source, fields, [
+        common.result(name, 1, alloc, common.time_section("ns_per_op", forks[k]))
+        for name, alloc, forks in found if k < len(forks)])
+        for k in range(max(len(forks) for _, _, forks in found))]
