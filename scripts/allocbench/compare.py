@@ -40,6 +40,7 @@ UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
 SLOWER, FASTER = "slower", "faster"   # time beyond the threshold, directional: never gates
 DIRECTIONAL = {WORSE: SLOWER, BETTER: FASTER}
 FAIL_ON = ("alloc", "time", "any")
+SITE = "allocation site"   # what a site beyond its [[sites]] budget fails the gate as
 GATED = ("exact", "time", "sampled")
 # context key → the flag that decides whether the pass runs (and whether it skips or adds it)
 PASSES = {"count": ("--no-count", "skips"), "time": ("--no-time", "skips"),
@@ -188,6 +189,15 @@ class InstanceComparison:
 
 
 @dataclass(frozen=True)
+class SiteExcess:
+    """An allocation site that grew beyond its [[sites]] budget (site_budget.py)."""
+    instance: str
+    metrics: tuple[str, ...]   # bytes_per_op and/or allocs_per_op, each beyond its budget
+    budget: str                # the budgets exceeded: "bytes_per_op +0, allocs_per_op +0"
+    text: str                  # the site's change, as sites.SiteChange.text() writes it
+
+
+@dataclass(frozen=True)
 class Comparison:
     base: Side
     cand: Side
@@ -198,6 +208,7 @@ class Comparison:
     config_path: Path | None
     time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
     notes: tuple[str, ...] = ()   # what imported files say of themselves (imports.note)
+    site_excesses: tuple[SiteExcess, ...] = ()   # judged by site_budget.judge, when profiled
 
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
@@ -420,6 +431,8 @@ def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
             out += [(inst.name, c.metric) for c in inst.exact if c.verdict == WORSE]
         if fail_on in ("time", "any"):
             out += [(inst.name, c.metric) for c in inst.time if c.verdict == WORSE]
+    if fail_on in ("alloc", "any"):
+        out += [(e.instance, SITE) for e in comparison.site_excesses]
     return out
 
 

@@ -135,6 +135,9 @@ def summary(comparison: Comparison) -> str:
                           (cmp.FASTER, "faster (time, directional)")):
         if t[verdict]:
             parts.append(f"{t[verdict]} {text}")
+    if comparison.site_excesses:
+        parts.append(f"{_plural(len(comparison.site_excesses), 'allocation site')} beyond "
+                     "its budget")
     if comparison.added:
         parts.append(f"{_plural(len(comparison.added), 'scenario')} added")
     if comparison.removed:
@@ -217,6 +220,9 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False,
     for what, names in (("added", comparison.added), ("removed", comparison.removed)):
         if names:
             out.append(f"{what}: {', '.join(map(terminal, names))}")
+    for e in comparison.site_excesses:
+        out.append(f"site beyond budget  {terminal(e.instance)}  {terminal(e.text)} "
+                   f"(budget per site: {e.budget})")
     for name, changes in (sites or {}).items():
         out += ["", f"sites of {terminal(name)} (heaptrack, per op):"]
         out += [f"  {c.text(terminal, terminal)}" for c in changes] or ["  none changed"]
@@ -272,6 +278,18 @@ def _section(comparison: Comparison, title: str, verdicts: tuple[str, ...],
     return [f"### {title}"] + out + [""] if out else []
 
 
+def _site_budget_section(comparison: Comparison) -> list[str]:
+    """The sites beyond their [[sites]] budgets, per instance: what fails the gate although
+    the instance's totals may not have changed."""
+    out: list[str] = []
+    for name in dict.fromkeys(e.instance for e in comparison.site_excesses):
+        out += ["", f"scenario:{md_code(name)}", ""]
+        out += [f"- {MARK[cmp.WORSE]} {md_text(f'beyond its budget ({e.budget}): {e.text}')}"
+                for e in comparison.site_excesses if e.instance == name]
+    return ["### Allocation sites beyond their budget (`[[sites]]` in allocbench.toml)"] + out + \
+        [""] if out else []
+
+
 def _sites_details(sites: dict[str, list[SiteChange]], note: str) -> list[str]:
     """Every site change, per instance, collapsed; or why sites were not profiled."""
     out = [f"<sub>Allocation sites: {md_text(note)}</sub>", ""] if note else []
@@ -300,6 +318,7 @@ def markdown(comparison: Comparison, fail_on: str,
     out = [f"## allocbench: {md_code(b.label)} → {md_code(c.label)}", "",
            f"**{summary(comparison)}**", "", mark + gate_line(comparison, fail_on, md_text), ""]
     out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE), sites)
+    out += _site_budget_section(comparison)
     out += _section(comparison, "Improvements", (cmp.BETTER,), sites)
     out += _section(comparison, "Unstable or nondeterministic (never gate)",
                     (cmp.NONDETERMINISTIC, cmp.UNSTABLE), sites)

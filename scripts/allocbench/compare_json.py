@@ -15,8 +15,9 @@ from typing import Any
 from allocbench import compare as cmp
 from allocbench import sites as sites_of
 from allocbench import stats
-from allocbench.compare import Comparison, ExactChange, InstanceComparison, Side, TimeChange
-from allocbench.config import TimeSettings
+from allocbench.compare import (Comparison, ExactChange, InstanceComparison, Side, SiteExcess,
+                                TimeChange)
+from allocbench.config import SITE_METRICS, TimeSettings
 from allocbench.fileio import json_path
 from allocbench.sites import SiteChange
 from allocbench.validate import MISSING, Checker
@@ -49,6 +50,8 @@ def to_json(comparison: Comparison, fail_on: str,
                  "failed": [{"instance": n, "metric": m}
                             for n, m in cmp.gated(comparison, fail_on)]},
         "notes": list(comparison.notes),
+        "site_excesses": [dict(e.__dict__, metrics=list(e.metrics))
+                          for e in comparison.site_excesses],
         "added": list(comparison.added),
         "removed": list(comparison.removed),
         "instances": [{
@@ -121,6 +124,14 @@ def _instance(c: Checker, i: Any, at: str) -> InstanceComparison:
     return InstanceComparison(i["name"], key, exact, time, i["failure"] or "")
 
 
+def _site_excess(c: Checker, e: Any, at: str) -> SiteExcess:
+    c.each(c.obj(e, at), at, {"instance": c.text, "budget": c.text, "text": c.text,
+                              "metrics": lambda v, w: [
+                                  c.member(m, json_path(w, i), SITE_METRICS)
+                                  for i, m in enumerate(c.array(v, w))]})
+    return SiteExcess(e["instance"], tuple(e["metrics"]), e["budget"], e["text"])
+
+
 def _side(c: Checker, value: Any, at: str) -> Side:
     c.each(c.obj(value, at), at, {"label": c.text, "path": c.text})
     return Side(Path(value["path"]), value["label"], ())
@@ -144,11 +155,13 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
                   for i, n in enumerate(c.array(doc.get("notes", []), "notes")))
     instances = tuple(_instance(c, i, json_path("instances", j))
                       for j, i in enumerate(c.array(doc.get("instances", MISSING), "instances")))
+    excesses = tuple(_site_excess(c, e, json_path("site_excesses", i)) for i, e in
+                     enumerate(c.array(doc.get("site_excesses", []), "site_excesses")))
     comparison = Comparison(
         _side(c, doc.get("base", MISSING), "base"),
         _side(c, doc.get("candidate", MISSING), "candidate"),
         instances, tuple(doc["added"]), tuple(doc["removed"]),
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
-        c.flag(doc.get("time_gates", True), "time_gates"), notes)
+        c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses)
     return comparison, fail_on

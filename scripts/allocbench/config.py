@@ -1,4 +1,5 @@
-"""allocbench.toml: the time gate's settings and per-scenario budgets, validated on load.
+"""allocbench.toml: the time gate's settings and per-scenario and per-site budgets, validated on
+load.
 
     [time]
     threshold = 5        # percent: worse/better only when the whole interval lies beyond ±5%
@@ -11,6 +12,11 @@
     bytes_per_op = 64          # allowed increase, in the metric's unit, or "10%" of the base
     allocs_per_op = "10%"      # or a percent of the base
     time_threshold = 10        # percent, replaces [time] threshold for these instances
+
+    [[sites]]                  # per allocation site (profile's tables; ab profiles these)
+    match = "trace_fanout/*"   # glob over instance names; the last matching entry wins, per key
+    bytes_per_op = 0           # the allowed increase of any one site's B/op (a new site's is
+    allocs_per_op = 0          # all of it), or "10%" of the site's base; the same for allocs
 
     [sampled]                  # B/op that JMH and BenchmarkDotNet sample (imports/tolerance.py)
     tolerance = "1%"           # bytes, or a percent of the base: the least tolerance
@@ -77,6 +83,7 @@ class Config:
     budgets: tuple[Budget, ...] = ()
     build: buildconfig.CommandBuild | buildconfig.CMakeSettings | None = None
     sampled: Limit | None = None   # [sampled] tolerance; None: the tools' defaults
+    sites: tuple[Budget, ...] = ()   # [[sites]]: budgets per allocation site
 
     def with_threshold(self, threshold: float) -> Config:
         """This configuration with another [time] threshold (percent); budgets still apply."""
@@ -86,6 +93,15 @@ class Config:
         """The budget of `metric` for `instance`: the last matching entry naming it, or none."""
         found = Limit()
         for budget in self.budgets:
+            if metric in budget.limits and fnmatch.fnmatchcase(instance, budget.match):
+                found = budget.limits[metric]
+        return found
+
+    def site_limit(self, instance: str, metric: str) -> Limit | None:
+        """The per-site budget of `metric` for `instance`: the last [[sites]] entry matching it
+        that names the metric; None when none does (the instance's sites are not gated)."""
+        found = None
+        for budget in self.sites:
             if metric in budget.limits and fnmatch.fnmatchcase(instance, budget.match):
                 found = budget.limits[metric]
         return found
@@ -201,6 +217,30 @@ def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
     return tuple(budgets)
 
 
+SITE_METRICS = ("bytes_per_op", "allocs_per_op")
+
+
+def _sites(path: Path, entries: Any) -> tuple[Budget, ...]:
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError(f"{path}: 'sites' must be an array of tables ([[sites]] entries), "
+                        f"not {_describe(entries)}")
+    budgets = []
+    for i, entry in enumerate(entries, 1):
+        match = entry.get("match")
+        if not isinstance(match, str) or not match:
+            raise UserError(f"{path}: 'sites[{i}].match' must be a glob over instance names "
+                            f"(e.g. \"trace_fanout/*\"), not {_describe(match)}")
+        for key in entry:
+            if key not in ("match", *SITE_METRICS):
+                raise _unknown(path, f"sites[{i}].{key}", ["match", *SITE_METRICS])
+        if not any(key in entry for key in SITE_METRICS):
+            raise UserError(f"{path}: sites[{i}] names no metric; add bytes_per_op = 0 (no "
+                            "site may allocate more bytes per op) or allocs_per_op")
+        budgets.append(Budget(match, {key: _limit(path, f"sites[{i}].{key}", entry[key])
+                                      for key in SITE_METRICS if key in entry}))
+    return tuple(budgets)
+
+
 def _sampled(path: Path, table: Any) -> Limit:
     if not isinstance(table, dict):
         raise UserError(f"{path}: 'sampled' must be a table ([sampled]), not {_describe(table)}")
@@ -228,10 +268,12 @@ def load(path: Path | None) -> Config:
     except RecursionError:
         raise UserError(f"{path}: nests too deep to be read; allocbench.toml needs no nesting "
                         "beyond [[budget]] tables") from None
+    tables = ["time", "budget", "sites", "build", "sampled"]
     for key in doc:
-        if key not in ("time", "budget", "build", "sampled"):
-            raise _unknown(path, key, ["time", "budget", "build", "sampled"])
+        if key not in tables:
+            raise _unknown(path, key, tables)
     build = buildconfig.parse(str(path), doc["build"]) if "build" in doc else None
     sampled = _sampled(path, doc["sampled"]) if "sampled" in doc else None
     return Config(Path(path), _time(path, doc.get("time", {})),
-                  _budgets(path, doc.get("budget", [])), build, sampled)
+                  _budgets(path, doc.get("budget", [])), build, sampled,
+                  _sites(path, doc.get("sites", [])))

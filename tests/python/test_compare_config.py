@@ -68,7 +68,7 @@ def one_line_error(tmp_path: Path, capsys, text: str) -> str:
      "unknown key 'time.treshold'; the known keys here are threshold, max_cv, confidence, "
      "min_samples — fix the spelling or remove it"),
     ("[gate]\nthreshold = 5\n",
-     "unknown key 'gate'; the known keys here are time, budget, build, sampled — fix the "
+     "unknown key 'gate'; the known keys here are time, budget, sites, build, sampled — fix the "
      "spelling or remove it"),
     ("[[budget]]\nmatch = \"strings/*\"\nbyte_per_op = 8\n",
      "unknown key 'budget[1].byte_per_op'; a budget takes 'match', 'time_threshold' and the "

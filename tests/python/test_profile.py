@@ -161,7 +161,7 @@ def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch)
     def missing(needed):
         raise UserError("missing Debian packages; run as root:\n  sudo apt-get install heaptrack")
     monkeypatch.setattr(packages, "ensure", missing)
-    found, note = profile_command.site_changes(comparison, [], [], Path("unused"), 3)
-    assert found == {}
-    assert note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
+    found = profile_command.site_changes(comparison, [], [], Path("unused"), 3)
+    assert found.changes == {}
+    assert found.note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
                     "apt-get install heaptrack)")

@@ -4,8 +4,11 @@ Builds each revision's scenario plugin in its own git worktree of the subject re
 (--repo, default: the checkout you are in), runs ONE harness on both plugins with interleaved
 forks (base, cand, base, cand …) so machine drift hits both alike, then compares as
 `allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression or
-an instance that failed in the candidate, 2 bad input, 3 a build or allocbench-run failed). Results go to <repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json,
-with the pull-request comment next to them as comparison.md.
+an instance that failed in the candidate, 2 bad input, 3 a build or allocbench-run failed).
+Then heaptrack profiles, on both sides, the instances whose allocations changed and those a
+[[sites]] budget of allocbench.toml names, and a site beyond its budget gates too. Results go to
+<repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json, with the pull-request comment
+next to them as comparison.md.
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 from allocbench import buildspec, compare_format, compare_json, graft, packages
-from allocbench import instructions_pass, proc, project, revisions
+from allocbench import instructions_pass, proc, project, revisions, site_budget
+from allocbench import config as config_file
 from allocbench import compare as cmp
 from allocbench.commands import compare as compare_command
 from allocbench.commands import profile as profile_command
 from allocbench.commands import report as report_command
 from allocbench.errors import UserError
 from allocbench.fileio import write_atomically
+from allocbench.sites import SiteChange
 
 
 def positive(text: str) -> int:
@@ -158,6 +164,25 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile at most N instances, the biggest B/op changes first [3]")
 
 
+def judge_sites(comparison: cmp.Comparison, settings: config_file.Config, no_sites: bool,
+                profiled: Callable[[], profile_command.SiteChanges]
+                ) -> tuple[cmp.Comparison, dict[str, list[SiteChange]], str]:
+    """The comparison with its sites beyond their [[sites]] budgets, the site changes to show
+    and a note of what was not profiled or not judged."""
+    if no_sites:
+        return comparison, {}, ("the [[sites]] budgets were not judged (--no-sites)"
+                                if settings.sites else "")
+    found = profiled()
+    comparison = site_budget.judge(comparison, settings, {
+        name: changes for name, changes in found.changes.items() if name not in found.inexact})
+    unjudged = sorted(n for n in found.inexact if site_budget.budgeted(settings, n))
+    notes = [found.note] if found.note else []
+    if unjudged:
+        notes.append(f"the [[sites]] budgets of {', '.join(unjudged)} were not judged: the "
+                     "sites of a side do not sum to its count pass (not deterministic)")
+    return comparison, found.changes, "; ".join(notes)
+
+
 def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
         cmake: str | None = None, runner: Path | None = None, forks: int = 3,
@@ -172,6 +197,19 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
+    # The subject repository's own settings, wherever ab is started from; read before anything
+    # is built, so that a bad one costs no build.
+    if config is None and (repo / compare_command.DEFAULT_CONFIG).is_file():
+        config = repo / compare_command.DEFAULT_CONFIG
+    if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
+        calibration = repo / compare_command.DEFAULT_CALIBRATION
+    settings = config_file.load(config) if config else config_file.Config()
+    if settings.sites and not no_sites:   # [[sites]] budgets cannot be judged without it
+        try:
+            packages.ensure(profile_command.PROFILE_PACKAGES)
+        except UserError as e:
+            raise UserError(f"{config}: its [[sites]] budgets need heaptrack to profile "
+                            f"allocation sites (or pass --no-sites): {e}") from None
     runner = harness(runner, instructions=instructions)
     options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
                              no_time=no_time, instance_timeout=instance_timeout,
@@ -185,17 +223,13 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     out = revisions.state_dir(repo) / "ab" / f"{shas['base'][:12]}-{shas['cand'][:12]}"
     folders = revisions.run_interleaved(runner, subjects, forks, out, options)
 
-    # The subject repository's own settings, wherever ab is started from.
-    if config is None and (repo / compare_command.DEFAULT_CONFIG).is_file():
-        config = repo / compare_command.DEFAULT_CONFIG
-    if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
-        calibration = repo / compare_command.DEFAULT_CALIBRATION
     comparison = compare_command.judge(folders["base"], folders["cand"], config_path=config,
                                        threshold=threshold, calibration=calibration,
                                        fail_on=fail_on)
-    sites, note = ({}, "") if no_sites else profile_command.site_changes(
-        comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
-        max_sites, runner)
+    comparison, sites, note = judge_sites(comparison, settings, no_sites, lambda: (
+        profile_command.site_changes(
+            comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
+            max_sites, runner, budgeted=lambda name: site_budget.budgeted(settings, name))))
     text = compare_command.render(comparison, format=format, fail_on=fail_on,
                                   show_all=show_all, sites=sites, sites_note=note)
     code = 1 if cmp.gated(comparison, fail_on) else 0

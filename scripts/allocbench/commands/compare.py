@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from allocbench import compare as cmp
-from allocbench import compare_format, compare_json, config, profile
+from allocbench import compare_format, compare_json, config, profile, site_budget
 from allocbench import sites as sites_of
 from allocbench.sites import SiteChange
 
@@ -60,7 +60,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     add_gate_arguments(parser)
     parser.add_argument("--sites", nargs=2, type=Path, metavar=("BASE_DIR", "CAND_DIR"),
                         help="the two sides' site tables (*.sites.json of allocbench profile): "
-                             "their changes are shown under each instance")
+                             "their changes are shown under each instance, and judged against "
+                             "the [[sites]] budgets of the config")
 
 
 def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any",
@@ -71,7 +72,7 @@ def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any
     """Compares, formats; returns (comparison, text, exit code). No `config_path`, no
     `calibration`: the defaults, whatever the current directory holds."""
     comparison = judge(base, cand, config_path=config_path, threshold=threshold,
-                       calibration=calibration, fail_on=fail_on)
+                       calibration=calibration, fail_on=fail_on, sites=sites)
     text = render(comparison, format=format, fail_on=fail_on, show_all=show_all, sites=sites,
                   sites_note=sites_note)
     return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
@@ -79,12 +80,16 @@ def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any
 
 def judge(base: Path, cand: Path, *, config_path: Path | None = None,
           threshold: float | None = None, calibration: Path | None = None,
-          fail_on: str = "any") -> cmp.Comparison:
+          fail_on: str = "any", sites: dict[str, list[SiteChange]] | None = None
+          ) -> cmp.Comparison:
+    """The comparison; with `sites` (the site changes of instances profiled on both sides),
+    its sites beyond their [[sites]] budgets too."""
     cfg = config.load(config_path) if config_path else config.Config()
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
     noise = cmp.load_calibration(calibration) if calibration else None
-    return cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise, fail_on)
+    comparison = cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise, fail_on)
+    return site_budget.judge(comparison, cfg, sites) if sites else comparison
 
 
 def render(comparison: cmp.Comparison, *, format: str, fail_on: str, show_all: bool = False,

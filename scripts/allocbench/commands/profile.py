@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from allocbench import buildspec, exit_codes, packages, profile, project, revisions
 from allocbench import sites as sites_of
@@ -146,35 +148,49 @@ def _folder(label: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in label) or "plugin"
 
 
+@dataclass(frozen=True)
+class SiteChanges:
+    """What `ab` learnt of the allocation sites: the site changes of the instances profiled on
+    both sides, those whose tables do not sum to their count pass on a side (their changes are
+    shown, never judged against a site budget), and why some were not profiled."""
+    changes: dict[str, list[sites_of.SiteChange]]
+    inexact: frozenset[str] = frozenset()
+    note: str = ""
+
+
 def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
-                 folder: Path, limit: int, near: Path | None = None
-                 ) -> tuple[dict[str, list[sites_of.SiteChange]], str]:
+                 folder: Path, limit: int, near: Path | None = None,
+                 budgeted: Callable[[str], bool] = lambda name: False) -> SiteChanges:
     """The site changes of the instances whose exact allocation metrics changed (at most
-    `limit`, the biggest |ΔB/op| first), profiled on both sides; and a note when some or all
-    were not profiled (heaptrack missing, the cap). For `ab`: the gate stands without them."""
+    `limit`, the biggest |ΔB/op| first) and of every `budgeted` instance (a [[sites]] budget
+    applies to it), profiled on both sides. For `ab`: the gate stands without them."""
     def alloc(inst):
         return [c for c in inst.exact if c.section == "alloc"]
 
-    moved = [inst for inst in comparison.instances if not inst.failure and any(
+    measured = [inst for inst in comparison.instances if not inst.failure]
+    moved = [inst for inst in measured if any(
         c.verdict in ("worse", "better", "allowed") for c in alloc(inst))]
-    if not moved:
-        return {}, ""
     moved.sort(key=lambda inst: -max(abs(c.delta or 0) for c in alloc(inst)))
+    chosen = moved[:limit] + [i for i in measured if budgeted(i.name) and i not in moved[:limit]]
+    if not chosen:
+        return SiteChanges({})
     try:
         packages.ensure(PROFILE_PACKAGES)
     except UserError as e:
-        return {}, f"skipped, heaptrack is not available ({str(e).splitlines()[0]}: " \
-                   "apt-get install heaptrack)"
+        return SiteChanges({}, note=f"skipped, heaptrack is not available "
+                                    f"({str(e).splitlines()[0]}: apt-get install heaptrack)")
     runner = profile_runner(near)
-    found = {}
-    for inst in moved[:limit]:
+    found, inexact = {}, set()
+    for inst in chosen:
         name = inst.name
         tables = [profile.profile(runner, plugins, name, folder / side, SITE_OPS)
                   for side, plugins in (("base", base_plugins), ("cand", cand_plugins))]
         for table in tables:
             profile.write(table, table.profile.parent)
         found[name] = sites_of.diff(tables[0].costs, tables[1].costs)
+        if not all(table.exact() for table in tables):
+            inexact.add(name)
     note = "" if len(moved) <= limit else \
         f"profiled {limit} of the {len(moved)} instances whose allocations changed " \
         "(--max-sites)"
-    return found, note
+    return SiteChanges(found, frozenset(inexact), note)

@@ -1,0 +1,124 @@
+"""`allocbench ab` with a [[sites]] budget, end to end: a pull request moves a span's 96-byte
+block from one function to another, so its B/op and allocs/op stay the same; heaptrack on both
+sides finds the new site, and the README's budget fails the gate with it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from allocbench import cli
+from conftest import ROOT
+from test_ab import CMAKELISTS, commit, git
+
+SPANS = """#include <allocbench/scenario.h>
+
+#include <array>
+
+using Block = std::array<char, 96>;
+// Two functions of different bodies (identical ones may be folded into one by the compiler).
+__attribute__((noinline)) Block* MakeTags() { return new Block{'t'}; }
+__attribute__((noinline)) Block* MakeBuffer() { return new Block{'b'}; }
+
+ALLOCBENCH_SCENARIO(StartSpan, state) {
+  for (auto _ : state) {
+    Block* block = MAKE();
+    allocbench::DoNotOptimize(block);
+    delete block;
+  }
+}
+ALLOCBENCH_REGISTER(StartSpan)->Name("span_creation/start_span");
+
+ALLOCBENCH_SCENARIO(Tag, state) {
+  for (auto _ : state) {
+    char* tag = new char[24];
+    allocbench::DoNotOptimize(tag);
+    delete[] tag;
+  }
+}
+ALLOCBENCH_REGISTER(Tag)->Name("tags/tag");
+"""
+BUFFER_LINE = next(i for i, text in enumerate(SPANS.splitlines(), 1) if "MakeBuffer()" in text)
+
+
+def readme_budget() -> str:
+    """The README's [[sites]] example, as printed."""
+    readme = (ROOT / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[[sites]]" in b]
+    return block
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    repo = tmp_path_factory.mktemp("moved") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = {"base": commit(repo, "base", {"CMakeLists.txt": CMAKELISTS,
+                                          "spans.cc": SPANS.replace("MAKE", "MakeTags"),
+                                          "allocbench.toml": readme_budget()}),
+            "moved": commit(repo, "the block moves", {
+                "spans.cc": SPANS.replace("MAKE", "MakeBuffer")})}
+    return repo, shas
+
+
+def ab(repo: Path, prefix: Path, runner: Path, *flags: str) -> list[str]:
+    return ["ab", "--repo", str(repo), "--base", "main~1", "--cand", "main",
+            f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}", "--target", "e2e_scenarios",
+            "--plugin-path", "e2e_scenarios.so", "--runner", str(runner), "--forks", "1",
+            "--no-time", "--format", "markdown", *flags]
+
+
+def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefix, runner,
+                                                                     capsys):
+    repo, shas = moved
+    code = cli.main(ab(repo, prefix, runner))
+    comment = capsys.readouterr().out
+    assert code == 1, comment
+    # The totals did not change: no regression of B/op, and no instance profiled for one.
+    assert comment.splitlines()[2] == (
+        "**Found 0 regressions and 0 improvements; 6 metrics unchanged, 0 unstable, "
+        "1 allocation site beyond its budget.**")
+    assert ("❌ Gate failed: 1 gated regression (--fail-on any) in span_creation/start_span "
+            "(allocation site).") in comment
+    line = (f"- 🟥 beyond its budget (bytes_per_op +0): +96 B/op, +1 allocs/op: new site "
+            f"MakeBuffer (spans.cc:{BUFFER_LINE}) 1 × 96 B")
+    assert line in comment.splitlines()
+    assert line in (ROOT / "README.md").read_text()   # the README shows this comment's line
+    # Only the budgeted instance was profiled, and its old site is shown gone.
+    run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['moved'][:12]}"
+    for side in ("base", "cand"):
+        assert [p.name for p in (run_dir / "sites" / side).glob("*.sites.json")] == [
+            "span_creation_start_span.sites.json"]
+    assert "−96 B/op, −1 allocs/op: site gone `MakeTags`" in comment
+
+    # --no-sites: the budget is not judged, and the comment says so.
+    code = cli.main(ab(repo, prefix, runner, "--no-sites"))
+    comment = capsys.readouterr().out
+    assert code == 0, comment
+    assert "<sub>Allocation sites: the \\[\\[sites\\]\\] budgets were not judged (--no-sites)" \
+        "</sub>" in comment
+
+
+def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix, runner,
+                                                                    capsys, monkeypatch):
+    from allocbench import packages
+    from allocbench.commands import ab as ab_command
+    from allocbench.errors import UserError
+
+    def missing(needed):
+        if "heaptrack" in needed:
+            raise UserError("missing Debian packages; run as root:\n  sudo apt-get install "
+                            "heaptrack")
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("built although the budget cannot be judged")
+
+    monkeypatch.setattr(packages, "ensure", missing)
+    monkeypatch.setattr(ab_command, "build_plugins", no_build)
+    repo, _ = moved
+    assert cli.main(ab(repo, prefix, runner)) == 2
+    err = capsys.readouterr().err
+    assert f"{repo / 'allocbench.toml'}: its [[sites]] budgets need heaptrack to profile " \
+        "allocation sites (or pass --no-sites): missing Debian packages" in err
