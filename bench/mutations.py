@@ -17,6 +17,7 @@ BISECT_PYTEST = ("tests/python/test_bisect_all.py", "tests/python/test_sweep_par
 CALIBRATE_PYTEST = ("tests/python/test_calibrate.py", "tests/python/test_compare.py")
 IMPORT_PYTEST = ("tests/python/test_import_gate.py", "tests/python/test_import_formats.py")
 GBENCH_PYTEST = ("tests/python/test_gbench_dropin.py",)
+SITE_PYTEST = ("tests/python/test_site_budget.py", "tests/python/test_site_budget_ab.py")
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,15 @@ MUTATIONS: tuple[Mutation, ...] = (
              'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
              'benchmark::Counter::kAvgThreads);',
              None, GBENCH_PYTEST, "bytes_per_op is per thread, not per op"),
+    # --- per-site budgets (scripts/allocbench/site_budget.py) --------------------------------
+    Mutation("site-budget-boundary", "scripts/allocbench/site_budget.py",
+             "increase > Fraction(limit.allowed(float(base)))",
+             "increase >= Fraction(limit.allowed(float(base)))",
+             None, SITE_PYTEST, "a site that grew by exactly its budget is beyond it"),
+    Mutation("site-budget-ignored-when-sums-equal", "scripts/allocbench/compare.py",
+             "out += [(e.instance, SITE) for e in comparison.site_excesses]",
+             "out += []",
+             None, SITE_PYTEST, "a site beyond its budget does not fail the gate"),
     # --- bisect (scripts/allocbench/bisection.py, commands/bisect.py) -----------------------
     Mutation("bisect-midpoint-up", "scripts/allocbench/bisection.py",
              "middle = (low + high) // 2", "middle = (low + high) // 2 + 1",
