@@ -193,19 +193,27 @@ def _limit(path: Path, key: str, value: Any) -> Limit:
                     f"metric's unit, or a percent string like \"10%\", not {_describe(value)}")
 
 
-def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
+def _entries(path: Path, entries: Any, table: str) -> list[tuple[int, dict[str, Any], str]]:
+    """The [[table]] entries, numbered from 1, each with its 'match' glob, checked."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UserError(f"{path}: 'budget' must be an array of tables ([[budget]] entries), "
+        raise UserError(f"{path}: '{table}' must be an array of tables ([[{table}]] entries), "
                         f"not {_describe(entries)}")
-    budgets = []
+    found = []
     for i, entry in enumerate(entries, 1):
         match = entry.get("match")
         if match is None:
-            raise UserError(f"{path}: budget[{i}] has no 'match'; add a glob over instance "
+            raise UserError(f"{path}: {table}[{i}] has no 'match'; add a glob over instance "
                             "names, e.g. match = \"strings/*\"")
         if not isinstance(match, str) or not match:
-            raise UserError(f"{path}: 'budget[{i}].match' must be a glob over instance names "
+            raise UserError(f"{path}: '{table}[{i}].match' must be a glob over instance names "
                             f"(e.g. \"strings/*\"), not {_describe(match)}")
+        found.append((i, entry, match))
+    return found
+
+
+def _budgets(path: Path, entries: Any) -> tuple[Budget, ...]:
+    budgets = []
+    for i, entry, match in _entries(path, entries, "budget"):
         time_threshold = None
         if "time_threshold" in entry:
             time_threshold = _number(path, f"budget[{i}].time_threshold",
@@ -221,15 +229,8 @@ SITE_METRICS = ("bytes_per_op", "allocs_per_op")
 
 
 def _sites(path: Path, entries: Any) -> tuple[Budget, ...]:
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise UserError(f"{path}: 'sites' must be an array of tables ([[sites]] entries), "
-                        f"not {_describe(entries)}")
     budgets = []
-    for i, entry in enumerate(entries, 1):
-        match = entry.get("match")
-        if not isinstance(match, str) or not match:
-            raise UserError(f"{path}: 'sites[{i}].match' must be a glob over instance names "
-                            f"(e.g. \"trace_fanout/*\"), not {_describe(match)}")
+    for i, entry, match in _entries(path, entries, "sites"):
         for key in entry:
             if key not in ("match", *SITE_METRICS):
                 raise _unknown(path, f"sites[{i}].{key}", ["match", *SITE_METRICS])

@@ -84,7 +84,9 @@ def test_the_last_matching_entry_wins_per_metric(tmp_path):
 
 
 @pytest.mark.parametrize("toml, message", [
-    ('[[sites]]\nbytes_per_op = 0\n', "'sites[1].match' must be a glob over instance names"),
+    ('[[sites]]\nbytes_per_op = 0\n', "sites[1] has no 'match'; add a glob over instance names"),
+    ('[[sites]]\nmatch = 3\nbytes_per_op = 0\n', "'sites[1].match' must be a glob over instance "
+     "names"),
     ('[[sites]]\nmatch = "*"\n', "sites[1] names no metric; add bytes_per_op = 0"),
     ('[[sites]]\nmatch = "*"\nbyte_per_op = 0\n',
      "unknown key 'sites[1].byte_per_op'; the known keys here are match, bytes_per_op, "
