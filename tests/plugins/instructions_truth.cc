@@ -70,6 +70,22 @@ ALLOCBENCH_SCENARIO(Helper, state) {
 }
 ALLOCBENCH_REGISTER(Helper)->Name("instructions_truth/uncounted_helper");
 
+// Each op spins one iteration more than the op before it: the second count window executes
+// more instructions than the first, by construction (not steady).
+ALLOCBENCH_SCENARIO(Growing, state) {
+  int64_t loops = 0;
+  for (auto _ : state) Spin(++loops);
+}
+ALLOCBENCH_REGISTER(Growing)->Name("instructions_truth/growing");
+
+// The same every op, but 3 x (1 + pid % 1000) instructions: each process differs from the
+// others (not repeatable across processes), by construction.
+ALLOCBENCH_SCENARIO(PerProcess, state) {
+  const int64_t loops = 1 + getpid() % 1000;
+  for (auto _ : state) Spin(loops);
+}
+ALLOCBENCH_REGISTER(PerProcess)->Name("instructions_truth/per_process");
+
 // Faults of the instructions pass alone: fine natively, they hang or crash under valgrind.
 ALLOCBENCH_SCENARIO(HangsUnderValgrind, state) {
   for (auto _ : state) {
