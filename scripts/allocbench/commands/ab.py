@@ -18,7 +18,6 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
 
 from allocbench import buildspec, compare_format, compare_json, graft, packages
 from allocbench import instructions_pass, proc, project, revisions, site_budget
@@ -164,15 +163,14 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help="profile at most N instances, the biggest B/op changes first [3]")
 
 
-def judge_sites(comparison: cmp.Comparison, settings: config_file.Config, no_sites: bool,
-                profiled: Callable[[], profile_command.SiteChanges]
+def judge_sites(comparison: cmp.Comparison, settings: config_file.Config,
+                found: profile_command.SiteChanges | None
                 ) -> tuple[cmp.Comparison, dict[str, list[SiteChange]], str]:
     """The comparison with its sites beyond their [[sites]] budgets, the site changes to show
-    and a note of what was not profiled or not judged."""
-    if no_sites:
+    and a note of what was not profiled or not judged; `found` None: --no-sites."""
+    if found is None:
         return comparison, {}, ("the [[sites]] budgets were not judged (--no-sites)"
                                 if settings.sites else "")
-    found = profiled()
     comparison = site_budget.judge(comparison, settings, {
         name: changes for name, changes in found.changes.items() if name not in found.inexact})
     unjudged = sorted(n for n in found.inexact if site_budget.budgeted(settings, n))
@@ -226,10 +224,10 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     comparison = compare_command.judge(folders["base"], folders["cand"], config_path=config,
                                        threshold=threshold, calibration=calibration,
                                        fail_on=fail_on)
-    comparison, sites, note = judge_sites(comparison, settings, no_sites, lambda: (
-        profile_command.site_changes(
-            comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
-            max_sites, runner, budgeted=lambda name: site_budget.budgeted(settings, name))))
+    found = None if no_sites else profile_command.site_changes(
+        comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites", max_sites,
+        runner, budgeted=lambda name: site_budget.budgeted(settings, name))
+    comparison, sites, note = judge_sites(comparison, settings, found)
     text = compare_command.render(comparison, format=format, fail_on=fail_on,
                                   show_all=show_all, sites=sites, sites_note=note)
     code = 1 if cmp.gated(comparison, fail_on) else 0
