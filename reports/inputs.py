@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from allocbench import compare as cmp
-from allocbench import compare_json, config, profile, results
+from allocbench import compare_json, policy, profile, results
 from allocbench.errors import UserError
 from allocbench.fileio import read_json
 from allocbench.store import Store, preference, problem
@@ -200,9 +200,13 @@ def _add_results(loaded: list[tuple[Path, dict[str, Any]]], site: Site) -> None:
 
 
 def from_ab(folder: Path, config_path: Path | None) -> dict[str, Any]:
-    """An `ab` folder (base/ and cand/ of fork files) compared as ab compared it."""
-    cfg = config.load(config_path) if config_path else config.Config()
-    comparison = cmp.compare(cmp.load_side(folder / "base"), cmp.load_side(folder / "cand"), cfg)
+    """An `ab` folder (base/ and cand/ of fork files) compared as ab compared it: by the policy
+    it recorded (its base revision's), or by `config_path`."""
+    base, cand = folder / "base", folder / "cand"
+    rules = policy.recorded(base, cand)
+    rules = policy.overridden(rules, config_path, None) if rules else \
+        policy.from_files(config_path, None)
+    comparison = policy.compare(rules, cmp.load_side(base), cmp.load_side(cand))
     return json.loads(compare_json.to_json(comparison, "any"))
 
 

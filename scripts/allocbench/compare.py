@@ -198,6 +198,16 @@ class SiteExcess:
 
 
 @dataclass(frozen=True)
+class PolicyChange:
+    """A file of the gate's policy that the candidate changes; the gate was judged by the
+    base's (policy.py), and the outputs say so first."""
+    file: str                    # "allocbench.toml", ".allocbench/calibration.json"
+    judged_by: str               # what the gate used: "<sha>:allocbench.toml", "the defaults"
+    diff: tuple[str, ...] = ()   # the entries that differ: "- " the base's, "+ " the candidate's
+    problem: str = ""            # the candidate's file cannot be read, and why
+
+
+@dataclass(frozen=True)
 class Comparison:
     base: Side
     cand: Side
@@ -209,6 +219,7 @@ class Comparison:
     time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
     notes: tuple[str, ...] = ()   # what imported files say of themselves (imports.note)
     site_excesses: tuple[SiteExcess, ...] = ()   # judged by site_budget.judge, when profiled
+    policy_changes: tuple[PolicyChange, ...] = ()   # the candidate's changes to the policy
 
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],
@@ -438,7 +449,11 @@ def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
 
 def load_calibration(path: Path) -> dict[tuple[Key, str], dict[str, Any]]:
     """calibrate's noise per instance and time metric (see commands/calibrate.py)."""
-    doc = read_json(path, "the calibration", CALIBRATION_FIX)
+    return calibration_from(read_json(path, "the calibration", CALIBRATION_FIX), path)
+
+
+def calibration_from(doc: Any, path: Path | str) -> dict[tuple[Key, str], dict[str, Any]]:
+    """load_calibration of a document read from `path` (a file, or `<sha>:<file>`)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("scenarios"), list) or \
             doc.get("allocbench_calibration") != 1 or doc["allocbench_calibration"] is True:
         raise UserError(f"{path}: not a calibration file written by 'allocbench calibrate'; "

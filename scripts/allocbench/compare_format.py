@@ -10,10 +10,11 @@ with its own function (escape.py), the console for the terminal, the comment for
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from allocbench import compare as cmp
-from allocbench import imports
+from allocbench import config, imports
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
 from allocbench.escape import md_code, md_text, terminal
 from allocbench.sites import SiteChange
@@ -196,6 +197,42 @@ def _method(comparison: Comparison) -> str:
     return " ".join(filter(None, (exact, sampled, time)))
 
 
+def _policy_heads(comparison: Comparison, code: Escape, text: Escape) -> list[str]:
+    """One sentence per policy file the candidate changes: what judged it instead."""
+    out = []
+    for change in comparison.policy_changes:
+        what = ("the gate's budgets and settings in " if change.file == config.DEFAULT_NAME
+                else "the gate's A/A calibration, ")
+        head = (f"This pull request changes {what}{code(change.file)}: it was judged by "
+                f"{code(change.judged_by)}, and the change applies once it is merged")
+        if change.problem:
+            head += f"; its own file cannot be read ({text(change.problem)})"
+        out.append(head + (":" if change.diff else "."))
+    return out
+
+
+def _policy_console(comparison: Comparison) -> list[str]:
+    out = []
+    for head, change in zip(_policy_heads(comparison, terminal, terminal),
+                            comparison.policy_changes):
+        out += ["", f"policy: {head}"] + [f"  {terminal(line)}" for line in change.diff]
+    return out
+
+
+def _policy_markdown(comparison: Comparison) -> list[str]:
+    """The policy changes, first in the comment: a diff block of the entries, fenced by more
+    backticks than any run in them (a glob is the pull request's text)."""
+    out = []
+    for head, change in zip(_policy_heads(comparison, md_code, md_text),
+                            comparison.policy_changes):
+        out += [f"⚠️ **{head}**", ""]
+        if change.diff:
+            runs = [len(run) for line in change.diff for run in re.findall("`+", line)]
+            fence = "`" * max(3, max(runs, default=0) + 1)
+            out += [f"{fence}diff", *change.diff, fence, ""]
+    return out
+
+
 def _files(side: cmp.Side) -> str:
     """'3 files' of allocbench results; 'JMH JSON, 2 forks' of an imported side."""
     if side.kind == imports.ALLOCBENCH:
@@ -207,6 +244,7 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False,
             sites: dict[str, list[SiteChange]] | None = None, sites_note: str = "") -> str:
     out = [f"{title} {terminal(side.label)} ({terminal(str(side.path))}, {_files(side)})"
            for title, side in (("base:     ", comparison.base), ("candidate:", comparison.cand))]
+    out += _policy_console(comparison)
     out += ["", summary(comparison)]
     rows = _rows(comparison, show_all, code=terminal, text=terminal)
     if rows:
@@ -316,6 +354,7 @@ def markdown(comparison: Comparison, fail_on: str,
     b, c = comparison.base, comparison.cand
     mark = "❌ " if cmp.gated(comparison, fail_on) else "✅ "
     out = [f"## allocbench: {md_code(b.label)} → {md_code(c.label)}", "",
+           *_policy_markdown(comparison),
            f"**{summary(comparison)}**", "", mark + gate_line(comparison, fail_on, md_text), ""]
     out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE), sites)
     out += _site_budget_section(comparison)

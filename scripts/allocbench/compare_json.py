@@ -15,8 +15,8 @@ from typing import Any
 from allocbench import compare as cmp
 from allocbench import sites as sites_of
 from allocbench import stats
-from allocbench.compare import (Comparison, ExactChange, InstanceComparison, Side, SiteExcess,
-                                TimeChange)
+from allocbench.compare import (Comparison, ExactChange, InstanceComparison, PolicyChange, Side,
+                                SiteExcess, TimeChange)
 from allocbench.config import SITE_METRICS, TimeSettings
 from allocbench.fileio import json_path
 from allocbench.sites import SiteChange
@@ -54,6 +54,8 @@ def to_json(comparison: Comparison, fail_on: str,
                           for e in comparison.site_excesses],
         "added": list(comparison.added),
         "removed": list(comparison.removed),
+        "policy_changes": [dict(c.__dict__, diff=list(c.diff))
+                           for c in comparison.policy_changes],
         "instances": [{
             "name": inst.name, "scenario": inst.key[0], "args": dict(inst.key[1]),
             "threads": inst.key[2], "allocator": inst.key[3], "failure": inst.failure or None,
@@ -132,6 +134,13 @@ def _site_excess(c: Checker, e: Any, at: str) -> SiteExcess:
     return SiteExcess(e["instance"], tuple(e["metrics"]), e["budget"], e["text"])
 
 
+def _policy_change(c: Checker, p: Any, at: str) -> PolicyChange:
+    c.each(c.obj(p, at), at, {"file": c.text, "judged_by": c.text, "problem": c.text,
+                              "diff": lambda v, w: [c.text(line, json_path(w, i))
+                                                    for i, line in enumerate(c.array(v, w))]})
+    return PolicyChange(p["file"], p["judged_by"], tuple(p["diff"]), p["problem"])
+
+
 def _side(c: Checker, value: Any, at: str) -> Side:
     c.each(c.obj(value, at), at, {"label": c.text, "path": c.text})
     return Side(Path(value["path"]), value["label"], ())
@@ -157,11 +166,13 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
                       for j, i in enumerate(c.array(doc.get("instances", MISSING), "instances")))
     excesses = tuple(_site_excess(c, e, json_path("site_excesses", i)) for i, e in
                      enumerate(c.array(doc.get("site_excesses", []), "site_excesses")))
+    policy = tuple(_policy_change(c, p, json_path("policy_changes", i)) for i, p in
+                   enumerate(c.array(doc.get("policy_changes", []), "policy_changes")))
     comparison = Comparison(
         _side(c, doc.get("base", MISSING), "base"),
         _side(c, doc.get("candidate", MISSING), "candidate"),
         instances, tuple(doc["added"]), tuple(doc["removed"]),
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
-        c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses)
+        c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses, policy)
     return comparison, fail_on

@@ -43,6 +43,7 @@ from allocbench.errors import UserError
 from allocbench.fileio import read_text
 
 DEFAULT_NAME = "allocbench.toml"
+FIX = "save it as UTF-8 TOML"
 _PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
 
@@ -261,7 +262,12 @@ def load(path: Path | None) -> Config:
         if not default.is_file():
             return Config()
         path = default
-    text = read_text(Path(path), "the configuration", "save it as UTF-8 TOML")
+    return parse(read_text(Path(path), "the configuration", FIX), Path(path))
+
+
+def parse(text: str, path: Path) -> Config:
+    """The configuration in `text`, read from `path` (a file, or `<sha>:allocbench.toml`: the
+    file as a revision holds it), which every error names."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -42,12 +42,18 @@ def read_text(path: Path, what: str, fix: str) -> str:
     except OSError as e:
         raise UserError(f"{path}: cannot read{' ' + what if what else ''} ({e.strerror})"
                         ) from None
+    return decode_text(data, path, fix)
+
+
+def decode_text(data: bytes, origin: Path | str, fix: str) -> str:
+    """`data` as UTF-8 text (a BOM dropped); UserError naming `origin` (a file, or where in a
+    revision the bytes came from) when it is UTF-16, binary or not UTF-8."""
     if data.startswith(_WIDE_BOMS) or b"\x00" in data:
-        raise UserError(f"{path}: is UTF-16 (or binary), not UTF-8; {fix}")
+        raise UserError(f"{origin}: is UTF-16 (or binary), not UTF-8; {fix}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise UserError(f"{path}: is not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+        raise UserError(f"{origin}: is not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
                         f"{e.start}); {fix}") from None
 
 
@@ -151,7 +157,11 @@ def read_json(path: Path, what: str, fix: str, *, special_numbers: bool = False)
     `special_numbers`: then they are floats, for a reader that refuses them where it reads a
     value), holds a number beyond a double or a 64-bit integer, repeats a key, or nests deeper
     than MAX_DEPTH: values no gate can judge."""
-    text = read_text(path, what, fix)
+    return parse_json(read_text(path, what, fix), path, fix, special_numbers=special_numbers)
+
+
+def parse_json(text: str, path: Path | str, fix: str, *, special_numbers: bool = False) -> Any:
+    """The JSON document `text` read from `path`, checked as read_json checks a file."""
     if not text.strip():
         raise UserError(f"{path}: is empty; {fix}")
     constant = _special if special_numbers else \

@@ -117,8 +117,8 @@ def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix
 
     monkeypatch.setattr(packages, "ensure", missing)
     monkeypatch.setattr(ab_command, "build_plugins", no_build)
-    repo, _ = moved
+    repo, shas = moved
     assert cli.main(ab(repo, prefix, runner)) == 2
     err = capsys.readouterr().err
-    assert f"{repo / 'allocbench.toml'}: its [[sites]] budgets need heaptrack to profile " \
-        "allocation sites (or pass --no-sites): missing Debian packages" in err
+    assert f"{shas['base'][:12]}:allocbench.toml: its [[sites]] budgets need heaptrack to " \
+        "profile allocation sites (or pass --no-sites): missing Debian packages" in err

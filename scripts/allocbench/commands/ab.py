@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from allocbench import buildspec, compare_format, compare_json, graft, packages
-from allocbench import instructions_pass, proc, project, revisions, site_budget
+from allocbench import instructions_pass, policy, proc, project, revisions, site_budget
 from allocbench import config as config_file
 from allocbench import compare as cmp
 from allocbench.commands import compare as compare_command
@@ -195,47 +195,49 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         report_command.check_out(report)
     repo = revisions.toplevel(repo or Path.cwd())
     shas = {"base": revisions.resolve(repo, base), "cand": revisions.resolve(repo, cand)}
-    # The subject repository's own settings, wherever ab is started from; read before anything
-    # is built, so that a bad one costs no build.
-    if config is None and (repo / compare_command.DEFAULT_CONFIG).is_file():
-        config = repo / compare_command.DEFAULT_CONFIG
-    if calibration is None and (repo / compare_command.DEFAULT_CALIBRATION).is_file():
-        calibration = repo / compare_command.DEFAULT_CALIBRATION
-    settings = config_file.load(config) if config else config_file.Config()
+    # The policy is the base revision's, read before anything is built: neither the
+    # candidate's diff nor its build can loosen the rules it is judged by (policy.py).
+    rules = policy.at_base(repo, shas["base"], shas["cand"], config, calibration)
+    settings = rules.config
     if settings.sites and not no_sites:   # [[sites]] budgets cannot be judged without it
         try:
             packages.ensure(profile_command.PROFILE_PACKAGES)
         except UserError as e:
-            raise UserError(f"{config}: its [[sites]] budgets need heaptrack to profile "
-                            f"allocation sites (or pass --no-sites): {e}") from None
+            raise UserError(f"{rules.judged_by(policy.CONFIG)}: its [[sites]] budgets need "
+                            f"heaptrack to profile allocation sites (or pass --no-sites): {e}"
+                            ) from None
     runner = harness(runner, instructions=instructions)
     options = runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
                              no_time=no_time, instance_timeout=instance_timeout,
                              instructions=instructions, estimated_cycles=estimated_cycles)
     check_runner(runner, options)
-    plugins = build_plugins(repo, list(shas.values()), runner, target=target,
-                            plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
-    subjects = [revisions.Subject(side, (plugins[sha],),
-                                  tuple(revisions.revision(repo, sha).context_flags()))
-                for side, sha in shas.items()]
-    out = revisions.state_dir(repo) / "ab" / f"{shas['base'][:12]}-{shas['cand'][:12]}"
-    folders = revisions.run_interleaved(runner, subjects, forks, out, options)
+    pair = f"{shas['base'][:12]}-{shas['cand'][:12]}"
+    out = revisions.state_dir(repo) / "ab" / pair
+    # Two abs of one pair would share its folder, one clearing it while the other compares:
+    # they take turns, each from its builds to its comparison.md.
+    with revisions.locked(repo, f"ab-{pair}", f"the ab folder {out}"):
+        plugins = build_plugins(repo, list(shas.values()), runner, target=target,
+                                plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
+        subjects = [revisions.Subject(side, (plugins[sha],),
+                                      tuple(revisions.revision(repo, sha).context_flags()))
+                    for side, sha in shas.items()]
+        folders = revisions.run_interleaved(runner, subjects, forks, out, options)
 
-    comparison = compare_command.judge(folders["base"], folders["cand"], config_path=config,
-                                       threshold=threshold, calibration=calibration,
-                                       fail_on=fail_on)
-    found = None if no_sites else profile_command.site_changes(
-        comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites", max_sites,
-        runner, budgeted=lambda name: site_budget.budgeted(settings, name))
-    comparison, sites, note = judge_sites(comparison, settings, found)
-    text = compare_command.render(comparison, format=format, fail_on=fail_on,
-                                  show_all=show_all, sites=sites, sites_note=note)
-    code = 1 if cmp.gated(comparison, fail_on) else 0
-    write_atomically(out / "comparison.md",
-                     compare_format.markdown(comparison, fail_on, sites, note,
-                                             max_chars=None))
-    print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
-    print(text, end="")
+        policy.record(rules, out)
+        comparison = compare_command.judge(folders["base"], folders["cand"], rules=rules,
+                                           threshold=threshold, fail_on=fail_on)
+        found = None if no_sites else profile_command.site_changes(
+            comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
+            max_sites, runner, budgeted=lambda name: site_budget.budgeted(settings, name))
+        comparison, sites, note = judge_sites(comparison, settings, found)
+        text = compare_command.render(comparison, format=format, fail_on=fail_on,
+                                      show_all=show_all, sites=sites, sites_note=note)
+        code = 1 if cmp.gated(comparison, fail_on) else 0
+        write_atomically(out / "comparison.md",
+                         compare_format.markdown(comparison, fail_on, sites, note,
+                                                 max_chars=None))
+        print(f"allocbench: results and comparison.md in {out}", file=sys.stderr)
+        print(text, end="")
     if report is not None:
         from reports import inputs
         doc = json.loads(compare_json.to_json(comparison, fail_on))

@@ -12,13 +12,13 @@ import math
 from pathlib import Path
 
 from allocbench import compare as cmp
-from allocbench import compare_format, compare_json, config, profile, site_budget
+from allocbench import compare_format, compare_json, config, policy, profile, site_budget
 from allocbench import sites as sites_of
 from allocbench.sites import SiteChange
 
 FORMATS = ("console", "markdown", "json")
 DEFAULT_CONFIG = config.DEFAULT_NAME
-DEFAULT_CALIBRATION = Path(".allocbench") / "calibration.json"
+DEFAULT_CALIBRATION = Path(policy.CALIBRATION)
 
 
 def percent(text: str) -> float:
@@ -42,14 +42,16 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
                              "time is directional, never gating, when instructions were "
                              "measured, unless this is 'time' [any]")
     parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="budgets and time settings [allocbench.toml in the current "
-                             "directory (ab: in --repo) if present]")
+                        help="budgets and time settings, read as the file is on disk "
+                             "[ab: allocbench.toml as the base revision holds it; compare: "
+                             "of an ab folder the one ab used, else ./allocbench.toml if "
+                             "present]")
     parser.add_argument("--threshold", type=percent, metavar="PERCENT",
                         help="time threshold in percent, replaces the config's [time] "
                              "threshold [5]")
     parser.add_argument("--calibration", type=Path, metavar="FILE",
-                        help="A/A noise from 'allocbench calibrate' "
-                             f"[{DEFAULT_CALIBRATION} (ab: in --repo) if present]")
+                        help="A/A noise from 'allocbench calibrate' [found as --config is: "
+                             f"{DEFAULT_CALIBRATION}]")
     parser.add_argument("--all", dest="show_all", action="store_true",
                         help="console: list unchanged metrics too")
 
@@ -65,31 +67,42 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any",
-         config_path: Path | None = None, threshold: float | None = None,
-         calibration: Path | None = None, show_all: bool = False,
-         sites: dict[str, list[SiteChange]] | None = None, sites_note: str = ""
-         ) -> tuple[cmp.Comparison, str, int]:
-    """Compares, formats; returns (comparison, text, exit code). No `config_path`, no
-    `calibration`: the defaults, whatever the current directory holds."""
-    comparison = judge(base, cand, config_path=config_path, threshold=threshold,
-                       calibration=calibration, fail_on=fail_on, sites=sites)
+         rules: policy.Policy | None = None, threshold: float | None = None,
+         show_all: bool = False, sites: dict[str, list[SiteChange]] | None = None,
+         sites_note: str = "") -> tuple[cmp.Comparison, str, int]:
+    """Compares, formats; returns (comparison, text, exit code). No `rules`: the defaults."""
+    comparison = judge(base, cand, rules=rules, threshold=threshold, fail_on=fail_on,
+                       sites=sites)
     text = render(comparison, format=format, fail_on=fail_on, show_all=show_all, sites=sites,
                   sites_note=sites_note)
     return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
 
 
-def judge(base: Path, cand: Path, *, config_path: Path | None = None,
-          threshold: float | None = None, calibration: Path | None = None,
-          fail_on: str = "any", sites: dict[str, list[SiteChange]] | None = None
-          ) -> cmp.Comparison:
-    """The comparison; with `sites` (the site changes of instances profiled on both sides),
-    its sites beyond their [[sites]] budgets too."""
-    cfg = config.load(config_path) if config_path else config.Config()
-    if threshold is not None:
-        cfg = cfg.with_threshold(threshold)
-    noise = cmp.load_calibration(calibration) if calibration else None
-    comparison = cmp.compare(cmp.load_side(base), cmp.load_side(cand), cfg, noise, fail_on)
-    return site_budget.judge(comparison, cfg, sites) if sites else comparison
+def judge(base: Path, cand: Path, *, rules: policy.Policy | None = None,
+          threshold: float | None = None, fail_on: str = "any",
+          sites: dict[str, list[SiteChange]] | None = None) -> cmp.Comparison:
+    """The comparison by `rules` (None: the defaults), which it carries with the candidate's
+    changes to them; with `sites` (the site changes of instances profiled on both sides), its
+    sites beyond their [[sites]] budgets too."""
+    rules = rules or policy.from_files(None, None)
+    comparison = policy.compare(rules, cmp.load_side(base), cmp.load_side(cand), fail_on,
+                                threshold)
+    return site_budget.judge(comparison, rules.config, sites) if sites else comparison
+
+
+def rules_for(base: Path, cand: Path, config: Path | None, calibration: Path | None
+              ) -> policy.Policy:
+    """compare's policy: the files given; of an `ab` run's folders, the policy it recorded
+    (its base revision's) in place of what the current directory holds; else ./allocbench.toml
+    and ./.allocbench/calibration.json where they exist."""
+    found = policy.recorded(base, cand)
+    if found is not None:
+        return policy.overridden(found, config, calibration)
+    if config is None and Path(DEFAULT_CONFIG).is_file():
+        config = Path(DEFAULT_CONFIG)
+    if calibration is None and DEFAULT_CALIBRATION.is_file():
+        calibration = DEFAULT_CALIBRATION
+    return policy.from_files(config, calibration)
 
 
 def render(comparison: cmp.Comparison, *, format: str, fail_on: str, show_all: bool = False,
@@ -105,17 +118,13 @@ def run(*, base: Path, cand: Path, format: str = "console", fail_on: str = "any"
         config: Path | None = None, threshold: float | None = None,
         calibration: Path | None = None, show_all: bool = False,
         sites: list[Path] | None = None) -> int:
-    if config is None and Path(DEFAULT_CONFIG).is_file():
-        config = Path(DEFAULT_CONFIG)
-    if calibration is None and DEFAULT_CALIBRATION.is_file():
-        calibration = DEFAULT_CALIBRATION
+    rules = rules_for(base, cand, config, calibration)
     changes = None
     if sites:
         base_sites, cand_sites = (profile.load_tables(folder) for folder in sites)
         changes = {name: sites_of.diff(base_sites[name], cand_sites[name])
                    for name in base_sites if name in cand_sites}
-    _, text, code = gate(base, cand, format=format, fail_on=fail_on, config_path=config,
-                         threshold=threshold, calibration=calibration, show_all=show_all,
-                         sites=changes)
+    _, text, code = gate(base, cand, format=format, fail_on=fail_on, rules=rules,
+                         threshold=threshold, show_all=show_all, sites=changes)
     print(text, end="")
     return code
