@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from allocbench import cli
+from allocbench import cli, compare_format
 from ci_jobs import (COMMENTER, GITHUB, GITLAB, MARKER, SCOPE, GitHub, GitLab, checkout,
                      github_step, gitlab_jobs)
+from conftest import ROOT
 from test_ab import SPANS, commit, git
 from test_ci_workflows import allocbench_commands
 
@@ -162,6 +163,29 @@ def test_gitlab_note_job_runs_nothing_of_the_merge_request():
         "apt-get install -y --no-install-recommends ca-certificates curl python3"]
     words = set(re.findall(r"[\w./-]+", scripts(job)))
     assert {"git", "cmake", "ccache", "make", "allocbench-tool/allocbench"}.isdisjoint(words)
+
+
+def test_the_readme_says_what_the_templates_hold():
+    """The README's "In CI" section, its line breaks folded, against the templates."""
+    readme = (ROOT / "README.md").read_text()
+    section = " ".join(readme.split("### In CI: one comment per pull request")[1]
+                       .split("\n### ")[0].split())
+    gate = yaml.safe_load(GITHUB.read_text())["jobs"]["ab"]["permissions"]
+    comment = yaml.safe_load(COMMENTER.read_text())["jobs"]["comment"]
+    note = gitlab_jobs()["allocbench-note"]
+    claims = [f"`{MARKER}`", f"at most {compare_format.COMMENT_CHARS:,} characters",
+              "with " + ", ".join(f"`{k}: {v}`" for k, v in gate.items()) + " only",
+              "with " + " and ".join(f"`{k}: {v}`" for k, v in comment["permissions"].items()),
+              f"as `{comment['steps'][1]['env']['COMMENT_AUTHOR']}`",
+              f"Environment scope `{note['environment']['name']}`",
+              f"(`action: {note['environment']['action']}`",
+              f"`GIT_STRATEGY: {note['variables']['GIT_STRATEGY']}`",
+              "five in each gate (none in the comment workflow"]
+    assert [claim for claim in claims if claim not in section] == []
+    assert len(adapt_lines(GITHUB)) == len(adapt_lines(GITLAB)) == 5
+    assert adapt_lines(COMMENTER) == []
+    rows = re.findall(r"^\| `(\w+: [^`]+)` \|", readme.split("five in each gate")[1], re.M)
+    assert rows == adapt_lines(GITHUB)[1:] == adapt_lines(GITLAB)[:4]
 
 
 def test_both_templates_build_the_same_plugin():
