@@ -1,14 +1,22 @@
-"""Fake `gh` and `curl` for the pull-request CI templates' tests (test_ci_pull_request.py):
+"""Fake `gh` and `curl` for the pull-request CI templates' jobs, as ci_jobs.py runs them:
 
-    fake_forge.py gh api …      GitHub's REST API, the issue-comment endpoints
-    fake_forge.py curl …        GitLab's REST API v4, the merge-request note endpoints
+    fake_forge.py gh api …      GitHub's REST API: issue comments, a pull request, the user
+    fake_forge.py curl …        GitLab's REST API v4: merge-request notes, the user
 
 They answer as the real ones do, for the arguments the templates use and no others (anything
 else is an error, exit 99, so a template that calls them differently fails its test). The
-server's state is the JSON file $FAKE_FORGE_STATE, {"next_id": N, "threads": {thread: [comment,
-…]}} (a thread: "repos/OWNER/REPO/issues/N" or "projects/ID/merge_requests/IID"), read and
-written by every call; every call is appended to $FAKE_FORGE_LOG as one JSON line: {"tool",
-"argv", "method", "path", "body"} (body: the comment text sent, or null).
+server's state is the JSON file $FAKE_FORGE_STATE, read and written by every call:
+
+    {"next_id": N,
+     "threads": {thread: [comment, …]},   "repos/OWNER/REPO/issues/N" or
+                                          "projects/ID/merge_requests/IID"
+     "users": {token: user},              who each token acts as: the author of what it writes
+     "pulls": {"repos/OWNER/REPO/pulls/N": pull request}}
+
+A GitHub user of "type" "Bot" is an installation token's (GITHUB_TOKEN's): GET /user refuses
+it, as GitHub does. GitLab lets a token edit only its own user's notes (a Reporter's rights).
+Every call is appended to $FAKE_FORGE_LOG as one JSON line: {"tool", "argv", "method", "path",
+"body"} (body: the comment text sent, or null).
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ def find(state: dict, prefix: str, comment_id: int) -> dict | None:
 
 
 def serve(state: dict, method: str, path: str, body: str | None, thread_re: str,
-          comment_re: str, make) -> tuple[int, object]:
+          comment_re: str, make, may_edit) -> tuple[int, object]:
     """(HTTP status, response) of a list, create or update of comments on a thread."""
     thread = re.fullmatch(thread_re, path)
     one = re.fullmatch(comment_re, path)
@@ -61,6 +69,8 @@ def serve(state: dict, method: str, path: str, body: str | None, thread_re: str,
         comment = find(state, one[1], int(one[2]))
         if comment is None:
             return 404, {"message": "Not Found"}
+        if not may_edit(comment):
+            return 403, {"message": "403 Forbidden"}
         comment["body"] = body
         return 200, comment
     unsupported(f"no {method} {path} here")
@@ -69,16 +79,26 @@ def serve(state: dict, method: str, path: str, body: str | None, thread_re: str,
 
 # --- gh api ---
 
-JQ_SELECT = re.compile(r'\.\[\] \| select\(\.body \| startswith\("([^"\\]*)"\)\) \| \.id')
+JQ_SELECT = re.compile(r'\.\[\] \| select\(\.user\.login == "([^"\\]*)" and '
+                       r'\(\.body \| startswith\("([^"\\]*)"\)\)\) \| \.id')
+JQ_PATHS = re.compile(r"\.\w+(\.\w+)*(, \.\w+(\.\w+)*)*")
 
 
 def jq(expression: str, doc) -> list:
-    """The two filters the template uses (gh prints strings raw, one result a line)."""
+    """The filters the templates use: the ids of one author's comments whose body starts with
+    a text, or paths like `.a.b, .c` (a path through null is null)."""
     found = JQ_SELECT.fullmatch(expression)
     if found:
-        return [c["id"] for c in doc if c["body"].startswith(found[1])]
-    if re.fullmatch(r"\.\w+", expression):
-        return [doc[expression[1:]]]
+        return [c["id"] for c in doc
+                if c["user"]["login"] == found[1] and c["body"].startswith(found[2])]
+    if JQ_PATHS.fullmatch(expression):
+        values = []
+        for path in expression.split(", "):
+            value = doc
+            for key in path[1:].split("."):
+                value = None if value is None else value[key]
+            values.append(value)
+        return values
     unsupported(f"--jq {expression!r} is not a filter this fake knows")
     raise AssertionError
 
@@ -106,7 +126,8 @@ def gh(args: list[str]) -> int:
             unsupported(f"argument {arg!r}")
         else:
             endpoint = arg
-    if not (os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN")):
+    token = os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN")
+    if not token:
         print("gh: To use GitHub CLI in a GitHub Actions workflow, set the GH_TOKEN environment "
               "variable. Example:\n  env:\n    GH_TOKEN: ${{ github.token }}", file=sys.stderr)
         return 4
@@ -117,21 +138,33 @@ def gh(args: list[str]) -> int:
     log("gh", method, endpoint, body)
     state = load()
     repo = os.environ["FAKE_FORGE_REPOSITORY"]
+    user = state["users"].get(token)
 
     def make(comment_id: int, thread: str, body: str) -> dict:
         number = thread.rsplit("/", 1)[1]
-        return {"id": comment_id, "body": body, "user": {"login": "github-actions[bot]"},
+        return {"id": comment_id, "body": body,
+                "user": {"login": user["login"], "type": user["type"]},
                 "html_url": f"https://github.com/{repo}/pull/{number}#issuecomment-{comment_id}"}
 
-    status, doc = serve(state, method, endpoint, body,
-                        rf"(repos/{re.escape(repo)}/issues/\d+)/comments",
-                        rf"(repos/{re.escape(repo)})/issues/comments/(\d+)", make)
+    if user is None:
+        status, doc = 401, {"message": "Bad credentials"}
+    elif endpoint == "user" and method == "GET":
+        status, doc = ((403, {"message": "Resource not accessible by integration"})
+                       if user["type"] == "Bot" else (200, user))
+    elif re.fullmatch(rf"repos/{re.escape(repo)}/pulls/\d+", endpoint) and method == "GET":
+        pull = state["pulls"].get(endpoint)
+        status, doc = (200, pull) if pull else (404, {"message": "Not Found"})
+    else:
+        status, doc = serve(state, method, endpoint, body,
+                            rf"(repos/{re.escape(repo)}/issues/\d+)/comments",
+                            rf"(repos/{re.escape(repo)})/issues/comments/(\d+)", make,
+                            lambda comment: True)   # pull-requests: write edits any comment
     if status >= 400:
         print(f"gh: {doc['message']} (HTTP {status})", file=sys.stderr)
         return 1
     save(state)
     for value in (jq(expression, doc) if expression else [doc]):
-        print(value if isinstance(value, str) else json.dumps(value))
+        print(value if isinstance(value, str) else json.dumps(value))   # null as `null`
     return 0
 
 
@@ -184,18 +217,24 @@ def curl(args: list[str]) -> int:
         unsupported(f"{url} is not under {api}")
     path = url[len(api) + 1:].split("?")[0]
     log("curl", method, url[len(api) + 1:], body)
-    if f"PRIVATE-TOKEN: {os.environ['FAKE_FORGE_TOKEN']}" not in headers:
+    state = load()
+    tokens = [h.split(": ", 1)[1] for h in headers if h.startswith("PRIVATE-TOKEN: ")]
+    user = state["users"].get(tokens[0]) if len(tokens) == 1 else None
+    if user is None:
         status, doc = 401, {"message": "401 Unauthorized"}
+    elif path == "user" and method == "GET":
+        status, doc = 200, user
     else:
-        state = load()
+        author = {"id": user["id"], "username": user["username"]}
 
         def make(note_id: int, thread: str, body: str) -> dict:
-            return {"id": note_id, "body": body, "author": {"username": "project_7_bot"},
-                    "system": False, "noteable_type": "MergeRequest"}
+            return {"id": note_id, "body": body, "author": author, "system": False,
+                    "noteable_type": "MergeRequest"}
 
         status, doc = serve(state, method, path, body,
                             r"(projects/\d+/merge_requests/\d+)/notes",
-                            r"(projects/\d+/merge_requests/\d+)/notes/(\d+)", make)
+                            r"(projects/\d+/merge_requests/\d+)/notes/(\d+)", make,
+                            lambda note: note["author"]["id"] == user["id"])
         if status < 400:
             save(state)
             if method == "GET":

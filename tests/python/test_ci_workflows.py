@@ -1,5 +1,7 @@
-"""The CI workflows in ci/ that users copy: valid YAML, and every allocbench command in them
-parses with today's command line (a renamed flag breaks this test, not the users' CI)."""
+"""The CI workflows in ci/ that users copy: valid YAML, every allocbench command in them parses
+with today's command line (a renamed flag breaks this test, not the users' CI), and every
+GitHub job holds the least it needs: its own permissions, no credentials left in a checkout
+of code it builds, no event text pasted into a shell."""
 
 from __future__ import annotations
 
@@ -72,22 +74,60 @@ def test_there_is_a_sharded_sweep_workflow():
 
 def test_the_pull_request_templates_are_checked():
     assert {ROOT / "ci" / "github" / "pull-request.yml",
+            ROOT / "ci" / "github" / "pull-request-comment.yml",
             ROOT / "ci" / "gitlab" / "allocbench.yml"} <= set(WORKFLOWS)
 
 
-# What each workflow must run (a workflow not listed: at least one allocbench command).
+# What each workflow runs: the comment workflow runs no allocbench (it checks out nothing).
 VERBS = {"sweep.yml": {"sweep", "merge", "sweep-table"}, "publish.yml": {"sweep", "report"},
-         "pull-request.yml": {"ab"}, "allocbench.yml": {"ab"}}
+         "pull-request.yml": {"ab"}, "pull-request-comment.yml": set(), "allocbench.yml": {"ab"}}
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
 def test_every_allocbench_command_parses(workflow):
     commands = allocbench_commands(workflow)
-    verbs = [c[0] for c in commands]
-    assert commands and VERBS.get(workflow.name, set()) <= set(verbs)
+    assert {c[0] for c in commands} == VERBS[workflow.name]
     parser = cli.build_parser()
     for command in commands:
         parser.parse_args(command)  # argparse exits (a failing test) on an unknown flag
+
+
+# --- least privilege, for every GitHub job ---
+
+GITHUB_WORKFLOWS = [w for w in WORKFLOWS if w.parent.name == "github"]
+# Each job's own permissions, all it gets (a top-level block would reach every job).
+PERMISSIONS = {
+    "publish.yml": {"publish": {"contents": "write"},
+                    "deploy": {"pages": "write", "id-token": "write"}},
+    "pull-request.yml": {"ab": {"contents": "read"}},
+    "pull-request-comment.yml": {"comment": {"pull-requests": "write", "actions": "read"}},
+    "sweep.yml": {"sweep": {"contents": "read"}, "table": {"contents": "read"}},
+}
+# The one checkout that keeps its credentials (workflow, job, n-th checkout): publish's own,
+# whose store step pushes with them; it builds only what reached the default branch.
+KEEPS_CREDENTIALS = {("publish.yml", "publish", 0)}
+
+
+@pytest.mark.parametrize("workflow", GITHUB_WORKFLOWS, ids=lambda p: p.name)
+def test_every_github_job_states_the_least_it_needs(workflow):
+    doc = yaml.safe_load(workflow.read_text())
+    assert "permissions" not in doc
+    assert {name: job["permissions"] for name, job in doc["jobs"].items()} == \
+        PERMISSIONS[workflow.name]
+    for name, job in doc["jobs"].items():
+        checkouts = [s for s in job.get("steps", [])
+                     if s.get("uses", "").startswith("actions/checkout@")]
+        assert [s["with"]["persist-credentials"] for s in checkouts] == [
+            (workflow.name, name, i) in KEEPS_CREDENTIALS for i in range(len(checkouts))]
+
+
+@pytest.mark.parametrize("workflow", GITHUB_WORKFLOWS, ids=lambda p: p.name)
+def test_no_event_text_is_pasted_into_a_shell(workflow):
+    """A `run:` gets the event's values (a branch name, a title: anyone's text) through `env:`;
+    pasted into the script as ${{ … }} they would be run. The matrix is the workflow's own."""
+    doc = yaml.safe_load(workflow.read_text())
+    for text, _ in shell_steps(doc):
+        assert {e.strip() for e in re.findall(r"\$\{\{(.*?)\}\}", text)} <= {"matrix.shard"}
 
 
 # --- publish.yml: measure every push, keep the store on a branch, deploy the site to Pages ---
