@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from allocbench import packages
 from allocbench.errors import UserError
+from allocbench.escape import terminal
 
 from reports import pages
 from reports.inputs import History, Point, Site
@@ -46,10 +47,20 @@ class Built:
     reused: int
 
 
+def _shown(value: Any) -> Any:
+    """What a page shows of a template's value: text with its control and invisible characters
+    as escapes (escape.terminal; newlines kept, HTML folds them), so that a bidi override in a
+    name is seen, not obeyed, as in every other output; markup (markdown that escape.py
+    escaped, rendered) as it is."""
+    return terminal(value, multiline=True) if isinstance(value, str) and \
+        not isinstance(value, Markup) else value
+
+
 def environment() -> Environment:
     packages.ensure(["python3-jinja2"])
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=_shown)
     env.filters["signed"] = lambda v: f"{v:+,.6g}"
     env.filters["percent"] = lambda v: "" if v is None else f"{v:+.1f}%"
     return env
