@@ -20,7 +20,7 @@ import pytest
 import report_data as rd
 from allocbench import cli
 from allocbench.errors import UserError
-from reports import inputs, pages, site
+from reports import folder, inputs, pages, site
 
 
 class Page(HTMLParser):
@@ -444,7 +444,10 @@ def test_the_readme_says_what_the_report_does():
         assert f"| {name} | {meaning} |" in readme
     assert f"its p-value from {stats.NULL_DRAWS:,} uniform samples" in readme
     assert f"(time changes of {pages.TIME_NOTE:g}% or more, marked directional)" in readme
-    assert f"(it has a `{site.MARKER}` file)" in readme
+    assert f"`{folder.MARKER}` file lists every file allocbench wrote there" in " ".join(
+        readme.split())
+    layout = ", ".join(f"`{name}/`" if "." not in name else f"`{name}`" for name in folder.LAYOUT)
+    assert f"outside its pages and folders ({layout})" in " ".join(readme.split())
 
 
 def test_a_rebuild_is_byte_for_byte_a_cold_build(tmp_path):
