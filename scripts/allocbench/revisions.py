@@ -31,7 +31,7 @@ from allocbench.revision import git as _git
 
 STATE = ".allocbench"
 _SAFE_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*")
-NAME_RULE = "letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
+NAME_RULE = "ASCII letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
 
 
 def _print(what: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 from allocbench import cli, history, revisions, sweep
 from allocbench.errors import UserError
 
-RULE = "letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
+RULE = "ASCII letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
 # Tags git allows, in version order, and whether the rule accepts them.
 TAGS = [("@scope/pkg@1.0", False), ("rel#3", False), ("v1.0", True), ("v1.1", True),
         ("v1,2", False), ("v2.0+build.1", True), ("v3\u202e0.4v", False), ("vé", False)]
