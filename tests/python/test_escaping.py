@@ -15,6 +15,8 @@ import csv
 import io
 import json
 import subprocess
+import sys
+import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -84,8 +86,6 @@ def test_the_invisible_characters_are_unicodes_format_and_separator_characters()
     """Every format (Cf), line (Zl) and paragraph (Zp) separator character Unicode knows is
     shown as its escape, but the joiners and the visible prepended concatenation marks (from
     PropList.txt); every other printable character is kept."""
-    import sys
-    import unicodedata
     kept = {0x200c, 0x200d, *range(0x600, 0x606), 0x6dd, 0x70f, 0x890, 0x891, 0x8e2, 0x110bd,
             0x110cd}
     chars = [chr(c) for c in range(0xa0, sys.maxunicode + 1) if not 0xd800 <= c <= 0xdfff]

@@ -95,7 +95,8 @@ def test_a_rebuild_keeps_the_users_files_and_removes_the_previous_builds_stale_p
     assert (out / extra_page).is_file()
     entries = add_users_files(out)
     before = users(tree(out), entries)
-    assert len(before) > 20 and before["notes/run.sh"][1] == 0o751
+    assert before["notes/run.sh"] == ("file", 0o751, b"#!/bin/sh\n")
+    assert before[".git/HEAD"] == ("file", 0o644, b"ref: refs/heads/gh-pages\n")
 
     second = rd.write_store(tmp_path / "second", rd.history())   # v1.11 is no longer there
     assert report(second, out) == 0
