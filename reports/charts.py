@@ -7,8 +7,9 @@ about 1 ms, so a rebuild after one more revision stays within seconds (README: "
 pictures that are few or rarely change (both sides' samples of a comparison, scaling fits, the
 sweep curve) are matplotlib's (plots.py).
 
-Every text (labels, names, reasons) is XML-escaped; the output is deterministic, so a picture is
-reused when its data is unchanged (pictures.py).
+Every text (labels, names, reasons) is XML-escaped, its control and invisible characters shown
+as escapes (escape.terminal); the output is deterministic, so a picture is reused when its data
+is unchanged (pictures.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from html import escape
+
+from allocbench.escape import terminal
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
 FONT = 'font-family="sans-serif" font-size="11"'
@@ -30,7 +33,8 @@ class Series:
 
 
 def _text(value: object) -> str:
-    return escape(str(value), quote=True)
+    # XML allows no C0 control, and a bidi override would reorder the label: both as escapes.
+    return escape(terminal(str(value), multiline=True), quote=True)
 
 
 def _num(value: float) -> str:

@@ -1,10 +1,9 @@
 """Rendering a report's pages and writing the site atomically.
 
-The site is written into a temporary folder beside --out and swapped into place in one step
-(renameat2 RENAME_EXCHANGE; two renames where the file system lacks it), so an interrupted
-build leaves the previous site as it was, and a reader never sees half a site. A folder is only
-replaced when it holds a site allocbench wrote (its MARKER file): --out pointed at a folder of
-other files is refused, not emptied.
+The site is written into a temporary folder beside --out and swapped into place in one step,
+with the files the user added to the folder moved into it (folder.py: what allocbench wrote,
+what it keeps), so an interrupted build leaves the previous site as it was, and a reader never
+sees half a site.
 
 Pages: index.html; scenario/<name>.html per scenario instance; sweep/<history>.html per machine
 and allocator; run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
@@ -13,9 +12,8 @@ asset is in the site (assets/, img/): it opens from file:// and from any static 
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
+import secrets
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,17 +23,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from allocbench import packages
-from allocbench.errors import UserError
+from allocbench.escape import terminal
 
-from reports import pages
+from reports import folder, pages
 from reports.inputs import History, Point, Site
 from reports.pictures import Pictures
 
 HERE = Path(__file__).resolve().parent
-MARKER = ".allocbench-report"
 ASSETS = ("style.css", "sort.js")
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
 
 
 @dataclass(frozen=True)
@@ -44,12 +39,23 @@ class Built:
     pages: int
     drawn: int
     reused: int
+    left: Path | None = None   # the previous site's folder, when something not ours was in it
+
+
+def _shown(value: Any) -> Any:
+    """What a page shows of a template's value: text with its control and invisible characters
+    as escapes (escape.terminal; newlines kept, HTML folds them), so that a bidi override in a
+    name is seen, not obeyed, as in every other output; markup (markdown that escape.py
+    escaped, rendered) as it is."""
+    return terminal(value, multiline=True) if isinstance(value, str) and \
+        not isinstance(value, Markup) else value
 
 
 def environment() -> Environment:
     packages.ensure(["python3-jinja2"])
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=_shown)
     env.filters["signed"] = lambda v: f"{v:+,.6g}"
     env.filters["percent"] = lambda v: "" if v is None else f"{v:+.1f}%"
     return env
@@ -77,38 +83,24 @@ def _links(site: Site) -> pages.Links:
     return pages.Links(scenarios, sweeps, runs, comparisons)
 
 
-def check_out(out: Path) -> Path | None:
-    """The previous site at `out` (None: none there); UserError when `out` holds anything else."""
-    if not os.path.lexists(out):
-        return None
-    if out.is_symlink() or not out.is_dir():
-        raise UserError(f"--out {out}: is not a folder; give a new folder or a report folder "
-                        "that allocbench wrote")
-    if (out / MARKER).is_file():
-        return out
-    if any(out.iterdir()):
-        raise UserError(f"--out {out}: a folder of other files, not a report allocbench wrote "
-                        f"(no {MARKER}); give a new or empty folder")
-    return None
-
-
 def build(site: Site, out: Path) -> Built:
-    previous = check_out(out)
+    previous = folder.check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    temp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(temp, ignore_errors=True)
+    # Named apart from any other build's: a folder a killed build left may hold the user's files.
+    temp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
     temp.mkdir()
     try:
-        pics = Pictures(temp, previous)
+        pics = Pictures(temp, previous.root if previous else None)
         count = _write_pages(site, temp, pics)
         (temp / "assets").mkdir()
         for name in ASSETS:
             shutil.copyfile(HERE / "static" / name, temp / "assets" / name)
-        (temp / MARKER).write_text(json.dumps({"generator": "allocbench report"}) + "\n")
-        _swap(temp, out, previous is not None or out.exists())
-    finally:
+        folder.write_marker(temp)
+    except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
-    return Built(out, count, pics.drawn, pics.reused)
+        raise
+    left = folder.replace(temp, out, previous)
+    return Built(out, count, pics.drawn, pics.reused, left)
 
 
 def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
@@ -137,20 +129,6 @@ def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
     for (_, origin, path), (_, doc) in zip(links.comparisons, site.comparisons):
         write(path, "comparison.html", pages.comparison(origin, doc, links, pics))
     return written
-
-
-def _swap(temp: Path, out: Path, replace: bool) -> None:
-    if not replace:
-        os.rename(temp, out)
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    exchanged = libc.renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(out),
-                               _RENAME_EXCHANGE) == 0
-    if not exchanged:   # e.g. a file system without RENAME_EXCHANGE: two renames
-        aside = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.rename(out, aside)
-        os.rename(temp, out)
-        aside.rename(temp)   # removed with the temporary folder
 
 
 def single_page(point: Point, history: History) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -194,6 +195,48 @@ def _limit(path: Path, key: str, value: Any) -> Limit:
                     f"metric's unit, or a percent string like \"10%\", not {_describe(value)}")
 
 
+def _glob_problem(glob: str) -> str | None:
+    """Why the fnmatch glob `glob` cannot do what its writer meant (None: it can). What fnmatch
+    treats specially is * ? and sets [...] with [!...] their negation; a set scanned as
+    fnmatch scans it that is never closed becomes a literal '[', a set of reversed ranges
+    matches no character (so the glob matches nothing), a set opening with '^' is no negation
+    but a '^' among its characters, and a backslash escapes nothing: each of those is an error."""
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        i += 1
+        if char == "\\":
+            return (f"the '\\' at character {i} escapes nothing (fnmatch has no escape "
+                    "character): write '[*]', '[?]' or '[[]' to match those characters, '[\\]' "
+                    "to match a '\\'")
+        if char != "[":
+            continue
+        end = i + (glob[i:i + 1] == "!")
+        end += glob[end:end + 1] == "]"
+        end = glob.find("]", end)
+        if end < 0:
+            return (f"the '[' at character {i} opens a set of characters that is never closed "
+                    "(fnmatch would match a '[' itself there); close the set with ']', or write "
+                    "'[[]' to match a '['")
+        body, i = glob[i:end], end + 1
+        if body.startswith("^") and body != "^":
+            return (f"{'[' + body + ']'!r} matches '^' or one of {body[1:]!r}: a set is negated "
+                    f"with '!', not '^'; write {'[!' + body[1:] + ']'!r} for any character but "
+                    "those")
+        if not _set_matches(f"[{body}]"):
+            return (f"{'[' + body + ']'!r} matches no character, so the glob matches nothing (a "
+                    "range is written low to high, e.g. '[a-z]')")
+    return None
+
+
+def _set_matches(glob_set: str) -> bool:
+    """Whether fnmatch's set `glob_set` matches some character: the characters it names and
+    their neighbours are where the ranges it is made of, or their complement, begin."""
+    pattern = re.compile(fnmatch.translate(glob_set))
+    codes = {0, sys.maxunicode, *(c + d for c in map(ord, glob_set) for d in (-1, 0, 1))}
+    return any(pattern.match(chr(c)) for c in codes if 0 <= c <= sys.maxunicode)
+
+
 def _entries(path: Path, entries: Any, table: str) -> list[tuple[int, dict[str, Any], str]]:
     """The [[table]] entries, numbered from 1, each with its 'match' glob, checked."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -208,6 +251,9 @@ def _entries(path: Path, entries: Any, table: str) -> list[tuple[int, dict[str, 
         if not isinstance(match, str) or not match:
             raise UserError(f"{path}: '{table}[{i}].match' must be a glob over instance names "
                             f"(e.g. \"strings/*\"), not {_describe(match)}")
+        problem = _glob_problem(match)
+        if problem is not None:
+            raise UserError(f"{path}: '{table}[{i}].match' = {match!r}: {problem}")
         found.append((i, entry, match))
     return found
 

@@ -12,7 +12,10 @@ from allocbench.revision import git
 
 
 def tags(repo: Path, pattern: str) -> list[str]:
-    """The commits of the tags matching `pattern`, in version order (v1.9 before v1.10)."""
+    """The commits of the tags matching `pattern`, in version order (v1.9 before v1.10). A tag
+    that is no revision name (revisions.accepted) is skipped, and said, before anything is
+    measured: a sweep would store it under a label that sweep-table and bisect refuse, and one
+    odd tag should not stop a sweep over every release (its commit can be named by sha)."""
     if pattern.startswith("-"):
         raise UserError(f"--tags {pattern}: a tag pattern cannot start with '-'")
     listed = git(repo, "tag", "--list", "--sort=version:refname", pattern)
@@ -20,11 +23,23 @@ def tags(repo: Path, pattern: str) -> list[str]:
     if listed.returncode != 0 or not names:
         raise UserError(f"{repo}: no tag matches '{pattern}'; see the tags with "
                         f"'git -C {repo} tag --list'")
-    shas = []
+    shas, skipped = [], []
     for name in names:
         done = git(repo, "rev-parse", "--verify", "--quiet", f"refs/tags/{name}^{{commit}}")
-        if done.returncode == 0:  # a tag of a tree or blob names no revision
-            shas.append(done.stdout.strip())
+        if done.returncode != 0:  # a tag of a tree or blob names no revision
+            continue
+        sha = done.stdout.strip()
+        if revisions.accepted(name):
+            shas.append(sha)
+        else:
+            skipped.append(name)
+            revisions.announce(f"skipping tag '{name}': not accepted as a revision name "
+                               f"({revisions.NAME_RULE}); to measure its commit, name it by "
+                               f"sha: {sha[:12]}")
+    if skipped and not shas:
+        raise UserError(f"--tags {pattern}: no tag it matches is accepted as a revision name "
+                        f"({revisions.NAME_RULE}): {', '.join(skipped)}; name their commits by "
+                        "sha instead")
     return shas
 
 

@@ -7,8 +7,8 @@ Everything lives under the subject repository's `.allocbench/`, which ignores it
     trees/<key>/       sweeps' and bisects' one worktree (src/) and build folder (build/) per
                        build recipe, moved from revision to revision (incremental builds)
     results/           the sweep store (see store.py)
-Revisions given by the user are checked (no '..', no shell metacharacters, no leading '-')
-and resolved to a full sha; no command ever goes through a shell.
+Revision names are checked by one rule (`accepted`), whether the user typed them or `--tags`
+selected them, and resolved to a full sha; no command ever goes through a shell.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from allocbench.revision import Revision
 from allocbench.revision import git as _git
 
 STATE = ".allocbench"
-_SAFE_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*$")
+_SAFE_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/~^@+-]*")
+NAME_RULE = "ASCII letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
 
 
 def _print(what: str) -> None:
@@ -86,11 +87,20 @@ def toplevel(path: Path) -> Path:
     return Path(done.stdout.strip())
 
 
+def accepted(name: str) -> bool:
+    """Whether `name` may name a revision (NAME_RULE): the one rule of every command that takes
+    revision names (ab, profile, sweep, sweep-table, bisect) and of the tags `--tags` selects, so
+    that every tag a sweep measured can be given to the others. Nothing reaches a shell; the rule
+    keeps out ranges (`..`), options (a leading `-`) and characters a reader cannot type back
+    or see (non-ASCII: a bidi override, a look-alike letter)."""
+    return ".." not in name and _SAFE_REVISION.fullmatch(name) is not None
+
+
 def resolve(repo: Path, name: str) -> str:
     """The full sha of the commit `name` names (a branch, tag, sha, HEAD~2 …)."""
-    if ".." in name or not _SAFE_REVISION.match(name):
+    if not accepted(name):
         raise UserError(f"'{name}' is not accepted as a revision: use a branch, tag or sha "
-                        "(letters, digits and . _ / ~ ^ @ + -, no '..', not starting with '-')")
+                        f"({NAME_RULE})")
     done = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}")
     if done.returncode != 0:
         raise UserError(f"{repo}: no commit named '{name}'; check the name with "

@@ -101,9 +101,15 @@ def commit_date(repo: Path, sha: str) -> str:
 
 
 def label(repo: Path, sha: str) -> str:
-    """The revision's tag when it has one, else its short sha."""
+    """The revision's tag when it has one that is a revision name (revisions.accepted: what
+    the table shows can be given to bisect), else its short sha."""
     tag = git(repo, "describe", "--tags", "--exact-match", sha)
-    return tag.stdout.strip() if tag.returncode == 0 else sha[:10]
+    if tag.returncode != 0:
+        return sha[:10]
+    if revisions.accepted(tag.stdout.strip()):
+        return tag.stdout.strip()
+    tags = git(repo, "tag", "--points-at", sha, "--sort=version:refname").stdout.split()
+    return next((name for name in tags if revisions.accepted(name)), sha[:10])
 
 
 def _tail(text: str) -> str:

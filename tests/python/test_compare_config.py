@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,68 @@ def test_bad_config_is_a_one_line_error_naming_file_key_and_fix(tmp_path, capsys
                                                                  message):
     expected = f"allocbench: error: allocbench.toml: {message}"
     assert one_line_error(tmp_path, capsys, text) == expected
+
+
+UNCLOSED = ("opens a set of characters that is never closed (fnmatch would match a '[' itself "
+            "there); close the set with ']', or write '[[]' to match a '['")
+EMPTY = "matches no character, so the glob matches nothing (a range is written low to high, " \
+    "e.g. '[a-z]')"
+GLOB_ERRORS = [  # (the second entry's match, the error after "'<table>[2].match' = ")
+    ("[", f"'[': the '[' at character 1 {UNCLOSED}"),
+    ("strings/[ab", f"'strings/[ab': the '[' at character 9 {UNCLOSED}"),
+    ("a[]", f"'a[]': the '[' at character 2 {UNCLOSED}"),         # ']' first is in the set
+    ("a[!]", f"'a[!]': the '[' at character 2 {UNCLOSED}"),
+    ("x/[z-a]", f"'x/[z-a]': '[z-a]' {EMPTY}"),
+    ("[9-0][a]", f"'[9-0][a]': '[9-0]' {EMPTY}"),
+    ("*[!\x00-\U0010ffff]", f"'*[!\\x00-\\U0010ffff]': '[!\\x00-\\U0010ffff]' {EMPTY}"),
+    ("len:[^0-9]", "'len:[^0-9]': '[^0-9]' matches '^' or one of '0-9': a set is negated with "
+                   "'!', not '^'; write '[!0-9]' for any character but those"),
+    ("a\\*", "'a\\\\*': the '\\' at character 2 escapes nothing (fnmatch has no escape "
+              "character): write '[*]', '[?]' or '[[]' to match those characters, '[\\]' to "
+              "match a '\\'"),
+]
+
+
+def budget_toml(table: str, *globs: str) -> str:
+    """[[table]] entries of these globs (as TOML strings: json's escapes are TOML's)."""
+    return "".join(f"[[{table}]]\nmatch = {json.dumps(g, ensure_ascii=False)}\n"
+                   "bytes_per_op = 8\n" for g in globs)
+
+
+@pytest.mark.parametrize("table", ["budget", "sites"])
+@pytest.mark.parametrize("glob, message", GLOB_ERRORS, ids=[g for g, _ in GLOB_ERRORS])
+def test_a_glob_that_cannot_match_as_meant_names_its_entry_and_the_fix(tmp_path, capsys, table,
+                                                                       glob, message):
+    assert one_line_error(tmp_path, capsys, budget_toml(table, "*", glob)) == (
+        f"allocbench: error: allocbench.toml: '{table}[2].match' = {message}")
+
+
+@pytest.mark.parametrize("glob, matching, other", [
+    ("[[]x", "[x", "x"), ("[]]", "]", "["), ("[!]]", "a", "]"), ("[a-]", "-", "b"),
+    ("[!a-z]*", "A1", "a1"), ("[^]", "^", "a"), ("[\\]", "\\", "/"), ("[z-a0]", "0", "z"),
+    ("x[?]", "x?", "xa"), ("span/*[0-9]", "span/children:5", "span/x"),
+    ("[!\x00-ac-\U0010ffff]", "b", "a"),   # all but one character
+])
+def test_globs_that_can_match_are_taken_as_fnmatch_reads_them(tmp_path, glob, matching, other):
+    cfg = config.load(write(tmp_path, budget_toml("budget", glob)))
+    assert cfg.limit(matching, "bytes_per_op") == Limit(8.0)
+    assert cfg.limit(other, "bytes_per_op") == Limit(0.0)
+
+
+def test_the_readme_names_the_refused_globs_and_they_are_refused(tmp_path, capsys):
+    from conftest import ROOT
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    claim = ("one that cannot match as written is refused, exit 2, naming the entry "
+             "(`budget[2].match`, `sites[1].match`) and the fix: an unclosed `[`, a set of no "
+             "character (`[z-a]`), `[^0-9]` (fnmatch negates a set with `!`, so that is a `^` "
+             "or a digit), a `\\` (it escapes nothing; `[*]` matches a `*`)")
+    assert claim in readme
+    for glob in ("[", "[z-a]", "[^0-9]", "\\"):
+        assert one_line_error(tmp_path, capsys, budget_toml("sites", glob)).startswith(
+            f"allocbench: error: allocbench.toml: 'sites[1].match' = {glob!r}: ")
+    cfg = config.load(write(tmp_path, budget_toml("budget", "a[*]")))
+    assert cfg.limit("a*", "bytes_per_op") == Limit(8.0) and \
+        cfg.limit("ab", "bytes_per_op") == Limit(0.0)
 
 
 def test_missing_config_file(tmp_path, capsys):

@@ -15,6 +15,8 @@ import csv
 import io
 import json
 import subprocess
+import sys
+import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -32,7 +34,8 @@ CMARK = Path("/usr/bin/cmark-gfm")
 
 HOSTILE = ["</details>", "<script>alert(1)</script>", "a|b", "x`y", "line1\nline2",
            "\x1b[31mred", "[link](javascript:alert(1))", "=1+1", "# heading", "**bold**",
-           "a\\|b", "_under_ $x$ ~~s~~ &amp; <!-- c -->", "- 1. > quote", "``` fence"]
+           "a\\|b", "_under_ $x$ ~~s~~ &amp; <!-- c -->", "- 1. > quote", "``` fence",
+           "tag/\u202egpj.exe\u202c", "iso\u2067late\u2069 z\u200bw"]
 ERROR = "boom </details>\n<script>alert(2)</script> | `tick` <details>"
 
 
@@ -47,6 +50,58 @@ ERROR = "boom </details>\n<script>alert(2)</script> | `tick` <details>"
 ])
 def test_terminal_makes_control_characters_visible(text, expected):
     assert terminal(text) == expected
+
+
+# Every character a reader cannot see that reorders, hides or breaks text, and its escape.
+INVISIBLE = [("\u202a", "\\u202a"), ("\u202b", "\\u202b"), ("\u202c", "\\u202c"),
+             ("\u202d", "\\u202d"), ("\u202e", "\\u202e"), ("\u2066", "\\u2066"),
+             ("\u2067", "\\u2067"), ("\u2068", "\\u2068"), ("\u2069", "\\u2069"),
+             ("\u200e", "\\u200e"), ("\u200f", "\\u200f"), ("\u061c", "\\u061c"),
+             ("\u200b", "\\u200b"), ("\u2060", "\\u2060"), ("\ufeff", "\\ufeff"),
+             ("\u00ad", "\\xad"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"),
+             ("\U000e0041", "\\U000e0041")]
+# What stays: the joiners that spelling and emoji need, a visible format character, a
+# variation selector.
+KEPT = ["\u200c", "\u200d", "\u0600", "\u26a0\ufe0f"]
+
+
+@pytest.mark.parametrize("char, escaped", INVISIBLE)
+def test_every_escaping_function_shows_bidi_and_invisible_characters(char, escaped):
+    text = f"v1.0{char}gpj.exe"
+    shown = f"v1.0{escaped}gpj.exe"
+    assert terminal(text) == terminal(text, multiline=True) == shown
+    assert md_code(text) == f"`{shown}`"
+    assert md_text(text) == f"v1.0\\{escaped}gpj.exe"   # the backslash is markdown's, doubled
+    assert csv_cell(text) == shown
+    assert csv_cell(f"={char}1") == f"'={escaped}1"
+    assert plot_label(text) == shown
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_joiners_visible_format_characters_and_variation_selectors_are_kept(text):
+    assert terminal(text) == md_code(text)[1:-1] == csv_cell(text) == plot_label(text) == text
+
+
+def test_the_invisible_characters_are_unicodes_format_and_separator_characters():
+    """Every format (Cf), line (Zl) and paragraph (Zp) separator character Unicode knows is
+    shown as its escape, but the joiners and the visible prepended concatenation marks (from
+    PropList.txt); every other printable character is kept."""
+    kept = {0x200c, 0x200d, *range(0x600, 0x606), 0x6dd, 0x70f, 0x890, 0x891, 0x8e2, 0x110bd,
+            0x110cd}
+    chars = [chr(c) for c in range(0xa0, sys.maxunicode + 1) if not 0xd800 <= c <= 0xdfff]
+
+    def escaped(char: str) -> str:
+        code = ord(char)
+        if unicodedata.category(char) not in ("Cf", "Zl", "Zp") or code in kept:
+            return char
+        if code <= 0xff:   # as Python writes it: the soft hyphen
+            return f"\\x{code:02x}"
+        return f"\\u{code:04x}" if code <= 0xffff else f"\\U{code:08x}"
+    assert terminal("".join(chars)) == "".join(map(escaped, chars))
+
+
+def test_csv_keeps_c0_controls_and_newlines():
+    assert csv_cell("a\nb\x1bc") == "a\nb\x1bc"
 
 
 def test_terminal_multiline_keeps_only_newlines():
@@ -189,7 +244,8 @@ def assert_one_even_table(html: Html, body_rows: int) -> list[list[str]]:
 
 
 def assert_terminal_safe(text: str) -> None:
-    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f]
+    bad = [c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f
+           or c in "".join(char for char, _ in INVISIBLE)]
     assert not bad, (bad, text)
 
 
@@ -324,7 +380,7 @@ def test_report_keeps_hostile_names_context_and_errors_as_text():
 
 # --- the sweep table, its CSV and its plot ------------------------------------------------
 
-SWEEP_LABELS = ["=1+1", "</details>", "v1|v2", "x`y", "\x1b[31mred"]
+SWEEP_LABELS = ["=1+1", "</details>", "v1|v2", "x`y", "v2\u202e0.1v", "\x1b[31mred"]
 LOG_ERROR = "x.cc:1:1: error: </details> <script>alert(1)</script> | `q` **b**"
 LOG = "/tmp/<b>logs</b>|x.log"
 
@@ -364,23 +420,25 @@ def test_sweep_table_keeps_hostile_labels_names_and_logs_as_text():
     cells = assert_one_even_table(html, len(HOSTILE))
     header = html.rows[0][0]
     labels = [terminal(label) for label in SWEEP_LABELS]
+    assert labels[4] == "v2\\u202e0.1v"
     assert header == ["scenario", *labels, f"Δ {labels[0]} → {labels[-1]}", "Δ %"]
     assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
-    assert {tuple(row[1:]) for row in cells} == {("100", "96", "92", "88", "✗", "-12 ¹",
-                                                  "-12.0%")}
-    assert (f"✗ {labels[-1]} (4444444444) build failed: {LOG_ERROR} — log: {LOG}"
+    assert {tuple(row[1:]) for row in cells} == {("100", "96", "92", "88", "84", "✗", "-16 ¹",
+                                                  "-16.0%")}
+    assert (f"✗ {labels[-1]} (5555555555) build failed: {LOG_ERROR} — log: {LOG}"
             in html.texts("li"))
 
 
 def test_sweep_csv_cells_cannot_be_formulas():
     rows = list(csv.reader(io.StringIO(sweep_table.csv_text(sweep_columns(),
                                                             ["bytes_per_op"]))))
-    assert rows[0] == ["metric", "scenario", "'=1+1", *SWEEP_LABELS[1:], "delta",
-                       "delta_percent"]
-    assert rows[2] == ["status", "", "ok", "ok", "ok", "ok", "build_failed", "", ""]
+    assert rows[0] == ["metric", "scenario", "'=1+1", "</details>", "v1|v2", "x`y",
+                       "v2\\u202e0.1v", "\x1b[31mred", "delta", "delta_percent"]
+    assert rows[2] == ["status", "", "ok", "ok", "ok", "ok", "ok", "build_failed", "", ""]
     by_name = {row[1]: row for row in rows[3:]}
-    assert by_name["'=1+1"] == ["bytes_per_op", "'=1+1", "100", "96", "92", "88", "", "-12",
-                                "-12.00"]
+    assert by_name["'=1+1"] == ["bytes_per_op", "'=1+1", "100", "96", "92", "88", "84", "",
+                                "-16", "-16.00"]
+    assert by_name["tag/\\u202egpj.exe\\u202c"][2] == "100"
     assert set(by_name) == {csv_cell(n) for n in HOSTILE}
 
 

@@ -20,7 +20,7 @@ import pytest
 import report_data as rd
 from allocbench import cli
 from allocbench.errors import UserError
-from reports import inputs, pages, site
+from reports import folder, inputs, pages, site
 
 
 class Page(HTMLParser):
@@ -357,6 +357,34 @@ def test_hostile_names_labels_and_errors_are_text_on_every_page(tmp_path):
                     or any(k.startswith("on") for k in e.attrib)], svg
 
 
+def test_bidi_and_invisible_characters_are_shown_as_escapes_on_every_page(tmp_path):
+    """A name that reorders itself (U+202E), a label with an isolate, a subject with a
+    zero-width space, an error with an escape sequence: every page and picture shows them as
+    the escapes every other output shows, and holds none of them raw."""
+    name = "tracer/\u202egpj.exe"
+    revisions = [rd.Revision(rd.sha(1), "v1.0\u2067x\u2069", "tidy\u200bup",
+                             (rd.span(64, 1), rd.Instance(name, 8, 1))),
+                 rd.Revision(rd.sha(2), "v1.1", "grow", (rd.span(96, 2), rd.Instance(name, 16, 1)),
+                             committed="2026-02-01T00:00:00+00:00"),
+                 rd.Revision(rd.sha(3), rd.sha(3)[:10], "break", (), status="build_failed",
+                             committed="2026-03-01T00:00:00+00:00",
+                             error="x.cc:1: \x1b[31merror\u200f: x")]
+    out = build(tmp_path, revisions)
+    raw = set("\u202e\u2067\u2069\u200b\u200f\x1b")
+    htmls = sorted(out.rglob("*.html"))
+    assert len(htmls) == 1 + 2 + 1 + 1   # index, 2 scenarios, sweep, run
+    for path in [*htmls, *(out / "img").iterdir()]:
+        assert not raw & set(path.read_text(encoding="utf-8")), path
+    page = scenario_page(out, name)
+    assert "tracer/\\u202egpj.exe" in page.text
+    rows = page.table("revisions")
+    assert [row[:3] for row in rows[1:]] == [
+        ["v1.0\\u2067x\\u2069", f"{rd.sha(1)[:10]} tidy\\u200bup", "ok"],
+        ["v1.1", f"{rd.sha(2)[:10]} grow", "ok"],
+        [rd.sha(3)[:10], f"{rd.sha(3)[:10]} break",
+         "build failed: x.cc:1: \\x1b[31merror\\u200f: x"]]
+
+
 def test_every_link_and_picture_is_a_file_of_the_site(tmp_path):
     store = rd.write_store(tmp_path / "store", rd.history(hostile=True),
                            allocators=("system", "jemalloc"))
@@ -416,7 +444,10 @@ def test_the_readme_says_what_the_report_does():
         assert f"| {name} | {meaning} |" in readme
     assert f"its p-value from {stats.NULL_DRAWS:,} uniform samples" in readme
     assert f"(time changes of {pages.TIME_NOTE:g}% or more, marked directional)" in readme
-    assert f"(it has a `{site.MARKER}` file)" in readme
+    assert f"`{folder.MARKER}` file lists every file allocbench wrote there" in " ".join(
+        readme.split())
+    layout = ", ".join(f"`{name}/`" if "." not in name else f"`{name}`" for name in folder.LAYOUT)
+    assert f"outside its pages and folders ({layout})" in " ".join(readme.split())
 
 
 def test_a_rebuild_is_byte_for_byte_a_cold_build(tmp_path):

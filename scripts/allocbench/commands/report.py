@@ -33,7 +33,8 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                              "[the defaults]")
     parser.add_argument("--out", type=Path, required=True, metavar="DIR",
                         help="the site's folder: new, empty, or a report written before "
-                             "(replaced in one step; unchanged pictures are reused)")
+                             "(replaced in one step, keeping the files you added there; "
+                             "unchanged pictures are reused)")
 
 
 def add_report_argument(parser: argparse.ArgumentParser, what: str) -> None:
@@ -46,8 +47,8 @@ def add_report_argument(parser: argparse.ArgumentParser, what: str) -> None:
 def check_out(out: Path) -> None:
     """Refuses a --out/--report folder before anything is measured into it."""
     packages.ensure(packages.REPORT_PACKAGES)
-    from reports import site
-    site.check_out(out)
+    from reports import folder
+    folder.check_out(out)
 
 
 def publish(found, out: Path) -> int:
@@ -56,6 +57,9 @@ def publish(found, out: Path) -> int:
     built = site.build(found, out)
     print(f"allocbench: report of {built.pages} pages in {out} (open {out / 'index.html'}); "
           f"{built.drawn} pictures drawn, {built.reused} reused", file=sys.stderr)
+    if built.left is not None:
+        print(f"allocbench: {built.left} holds what was added to {out} during the build; move "
+              "it back into the report's folder", file=sys.stderr)
     if found.problems:
         print(f"allocbench: {len(found.problems)} store records could not be read; their "
               "revisions are shown as unreadable (see the index page)", file=sys.stderr)
