@@ -91,6 +91,14 @@ def test_a_pull_request_cannot_loosen_the_budget_it_is_judged_by(loosened, prefi
     assert out[at + 1:at + 3] == ['  -[[budget]] match = "e2e/*", bytes_per_op = 0',
                                   '  +[[budget]] match = "e2e/*", bytes_per_op = 96, '
                                   'allocs_per_op = 1, frees_per_op = 1']
+    # report of the ab folder: its page's comment opens with the same change.
+    assert cli.main(["report", str(run_dir), "--out", str(repo.parent / "site")]) == 0
+    capsys.readouterr()
+    (page,) = (repo.parent / "site" / "compare").iterdir()
+    html = page.read_text()
+    assert "This pull request changes the gate's budgets and settings in" in html
+    assert html.index("bytes_per_op = 96, allocs_per_op = 1, frees_per_op = 1") < \
+        html.index("Found 3 regressions")
     # The candidate's file, given by the user as --config, judges: then the gate passes.
     code = cli.main(["compare", str(run_dir / "base"), str(run_dir / "cand"), "--config",
                      "allocbench.toml"])
