@@ -10,7 +10,7 @@ Verdicts, per metric of a scenario instance present on both sides:
   tolerance (imports/tolerance.py), *unstable* when there is none to judge with;
 - time: *worse* / *better* when the whole interval of the relative difference of means lies
   beyond ±threshold, *same* otherwise, *unstable* (too few samples, cv above the limit, or
-  bimodal; never gates);
+  bimodal; never gates); every sample is > 0, refused at load otherwise (results_check);
 - an instance that failed (its `error`) in the candidate is *failed*, and gates;
 - when both sides ran the instructions pass (--instructions), instructions_per_op gates exactly
   and time is directional: *slower* / *faster* in place of worse / better, never gating, unless
@@ -256,18 +256,19 @@ def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
                 cand_forks: list[np.ndarray], *, threshold: float, settings: TimeSettings,
                 seed: int) -> TimeChange:
     """The time verdict for one metric from each side's samples, one array per fork;
-    `threshold` in percent. Lower is better, except for rates (unit ending in '/s')."""
+    `threshold` in percent. Lower is better, except for rates (unit ending in '/s'). Loading
+    refused every sample <= 0 (results_check.time_sample): one here is a bug, never judged."""
     base_forks = [np.asarray(f, dtype=float) for f in base_forks]
     cand_forks = [np.asarray(f, dtype=float) for f in cand_forks]
     base, cand = np.concatenate(base_forks), np.concatenate(cand_forks)
+    if not (base.min() > 0 and cand.min() > 0):   # NaN too
+        raise ValueError(f"{metric}: time_change needs samples > 0 on both sides, not "
+                         f"{base.tolist()} and {cand.tolist()}")
     common = dict(metric=metric, unit=unit, base_n=len(base), cand_n=len(cand),
                   base_mean=stats.center(base_forks), cand_mean=stats.center(cand_forks),
                   base_cv=stats.cv(base), cand_cv=stats.cv(cand), threshold=threshold,
                   base_forks=tuple(tuple(map(float, f)) for f in base_forks),
                   cand_forks=tuple(tuple(map(float, f)) for f in cand_forks))
-    if base.min() <= 0:   # a resample of zeros would divide by zero
-        return TimeChange(**common, interval=None, p_value=None, verdict=UNSTABLE,
-                          reason="a baseline sample is not positive")
     reasons = []
     if min(len(base), len(cand)) < settings.min_samples:
         reasons.append(f"{min(len(base), len(cand))} samples, fewer than "
