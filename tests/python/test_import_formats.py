@@ -10,12 +10,14 @@ The fixtures in data/import/ follow the formats as these versions write them: Go
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from allocbench import imports
 from allocbench.imports import jmh
+from test_gbench_dropin import EXPECTED   # per op, from the ground truth's source
 
 DATA = Path(__file__).parent / "data" / "import"
 T_9995_3 = 12.92398   # Student t, 99.95th percentile, 3 degrees of freedom (tables)
@@ -230,3 +232,23 @@ def test_bdn_jobs_sharing_a_full_name_are_told_apart(tmp_path):
     names = [r["name"] for r in imports.load(path)[1][0]["results"]]
     assert names[0].endswith("(Protocol: http) [.NET 8.0(Runtime=.NET 8.0)]")
     assert names[-1].endswith("(Protocol: http) [.NET 6.0(Runtime=.NET 6.0)]")
+
+
+def test_the_drop_ins_own_json_meets_every_rule(build_dir, tmp_path):
+    """Google Benchmark's own output of the drop-in's ground truth, repetitions interleaved
+    (each repetition a run of its own in between others'): every time sample > 0, every run's
+    repetitions agreeing on their identity, each once; B/op and threads as its source says."""
+    out = tmp_path / "gbench.json"
+    exe = build_dir / "tests" / "gbench" / "gbench_ground_truth"
+    subprocess.run([str(exe), f"--benchmark_out={out}", "--benchmark_out_format=json",
+                    "--benchmark_min_time=0.01", "--benchmark_repetitions=3",
+                    "--benchmark_enable_random_interleaving=true"], check=True,
+                   capture_output=True, timeout=300)
+    (doc,) = imports.load(out)[1]
+    found = {r["name"]: (r["threads"], r["alloc"]["samples_bytes_per_op"],
+                         len(r["time"]["samples_ns_per_op"])) for r in doc["results"]}
+    expected = {}
+    for name, (bytes_per_op, _) in EXPECTED.items():
+        threads = int(name.split("threads:")[1]) if "threads:" in name else 1
+        expected[name.replace("/repeats:3", "")] = (threads, [bytes_per_op] * 3, 3)
+    assert found == expected

@@ -14,7 +14,9 @@ JMH's forks are (one document per launch). B/op is Memory.BytesAllocatedPerOpera
 read from the runtime's allocated-bytes counter (GC.GetTotalAllocatedBytes(precise: true) on
 .NET 6+) over the diagnoser's run, divided by its operations and rounded to a whole byte
 (Engines/GcStats.cs): *sampled*, and the file says nothing of its spread, so it gates with the
-configured tolerance or BenchmarkDotNet's default (tolerance.py).
+configured tolerance or BenchmarkDotNet's default (tolerance.py). Each time sample is > 0 and
+B/op >= 0 (common.py); a Result measurement is one launch's one iteration, so two of the same
+LaunchIndex and IterationIndex are refused.
 """
 
 from __future__ import annotations
@@ -48,8 +50,7 @@ def _bytes(c: Checker, memory: Any, where: str) -> float:
     if value is None:
         c.fail(at, "is null: MemoryDiagnoser could not read allocations on this runtime "
                "(Mono, WASM); benchmark on .NET (Core) or drop [MemoryDiagnoser]")
-    c.want(common.finite_at_least(value, 0), at, value, "a number of bytes >= 0")
-    return float(value)
+    return float(common.amount(c, value, at))
 
 
 def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
@@ -59,6 +60,7 @@ def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
     if "Measurements" not in entry:
         return []
     by_launch: dict[int, list[float]] = {}
+    seen: dict[tuple[int, int], str] = {}
     for i, m in enumerate(c.array(entry["Measurements"], where)):
         here = json_path(where, i)
         c.obj(m, here)
@@ -66,10 +68,14 @@ def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
             continue
         launch = common.positive_int(c, m.get("LaunchIndex", MISSING),
                                      json_path(here, "LaunchIndex"))
+        iteration = common.positive_int(c, m.get("IterationIndex", MISSING),
+                                        json_path(here, "IterationIndex"))
+        if (launch, iteration) in seen:
+            c.fail(here, f"is launch {launch}'s iteration {iteration}, as "
+                   f"{seen[launch, iteration]} is: one Result measurement written twice")
+        seen[launch, iteration] = here
         ops = common.positive_int(c, m.get("Operations", MISSING), json_path(here, "Operations"))
-        ns = m.get("Nanoseconds", MISSING)
-        c.want(common.finite_at_least(ns, 0), json_path(here, "Nanoseconds"), ns,
-               "a number of nanoseconds >= 0")
+        ns = common.sample(c, m.get("Nanoseconds", MISSING), json_path(here, "Nanoseconds"))
         by_launch.setdefault(launch, []).append(ns / ops)
     return [by_launch[k] for k in sorted(by_launch)] if len(by_launch) > 1 else []
 
@@ -94,8 +100,8 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
                    "entry per benchmark and job")
         seen[name] = at
         stats = c.obj(entry.get("Statistics", MISSING), json_path(at, "Statistics"))
-        samples = common.number_list(c, stats.get("OriginalValues", MISSING),
-                                     json_path(json_path(at, "Statistics"), "OriginalValues"))
+        samples = common.samples(c, stats.get("OriginalValues", MISSING),
+                                 json_path(json_path(at, "Statistics"), "OriginalValues"))
         alloc = None
         if measured:
             if "Memory" not in entry:
