@@ -14,9 +14,10 @@ JMH's forks are (one document per launch). B/op is Memory.BytesAllocatedPerOpera
 read from the runtime's allocated-bytes counter (GC.GetTotalAllocatedBytes(precise: true) on
 .NET 6+) over the diagnoser's run, divided by its operations and rounded to a whole byte
 (Engines/GcStats.cs): *sampled*, and the file says nothing of its spread, so it gates with the
-configured tolerance or BenchmarkDotNet's default (tolerance.py). Each time sample is > 0 and
-B/op >= 0 (common.py); a Result measurement is one launch's one iteration, so two of the same
-LaunchIndex and IterationIndex are refused.
+configured tolerance or BenchmarkDotNet's default (tolerance.py). It is one estimate over all
+the launches, so it is in the first launch's document only (a side of several files averages
+files). Each time sample is > 0 and B/op >= 0 (common.py); a Result measurement is one launch's
+one iteration, so two of the same LaunchIndex and IterationIndex are refused.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
         "runtime's allocated-bytes counter, not counted, so it gates with a tolerance")
     source = {"format": "bdn", "tool": TOOL, "version": version, "note": note}
     return [common.document(source, fields, [
-        common.result(name, 1, alloc, common.time_section("ns_per_op", forks[k]))
+        common.result(name, 1, alloc if k == 0 else None,
+                      common.time_section("ns_per_op", forks[k]))
         for name, alloc, forks in found if k < len(forks)])
         for k in range(max(len(forks) for _, _, forks in found))]

@@ -13,7 +13,8 @@ allocated nothing, so an entry that has gc.alloc.rate but no norm allocated 0 B/
 Time is the primary score of each iteration, one document per fork: avgt, ss and sample
 (<unit>/op) as ns_per_op, thrpt (ops/<unit>) as ops_per_s, a rate where higher is better. A
 sample-mode iteration is the mean of its histogram. Each score is > 0 and each B/op >= 0
-(common.py).
+(common.py). B/op is one estimate over all the forks of an entry, so it is in the first fork's
+document only: a side of several files averages files, not the forks of one (tolerance.py).
 
 An entry is one instance: two entries of one benchmark, mode, threads and parameters (in any
 order) are refused, as are two entries of one benchmark that name different parameters (JMH
@@ -196,7 +197,7 @@ def load(doc: list[Any], origin: str) -> list[dict[str, Any]]:
     source = {"format": "jmh", "tool": TOOL, "version": version, "note": note}
     docs = []
     for k in range(max(len(forks) for _, _, _, forks, _ in entries)):
-        results = [common.result(name, threads, alloc,
+        results = [common.result(name, threads, alloc if k == 0 else None,
                                  common.time_section(key, forks[k]))
                    for name, threads, key, forks, alloc in entries if k < len(forks)]
         docs.append(common.document(source, fields, results))
