@@ -141,6 +141,27 @@ def test_gbench_flags_that_are_false_are_a_normal_run(tmp_path):
     assert (change(c, GB_SPAN).verdict, change(c, GB_SPAN).delta) == (compare.WORSE, 32.0)
 
 
+def bdn_failed(doc):
+    """StartFinishSpan as BenchmarkDotNet writes a benchmark that failed: no result runs, so
+    Statistics null, MemoryDiagnoser's bytes null, no measurements."""
+    entry = doc["Benchmarks"][2]
+    entry.update(Statistics=None, Measurements=[])
+    entry["Memory"]["BytesAllocatedPerOperation"] = None
+
+
+def test_bdn_benchmark_without_a_result_fails_the_gate_in_the_candidate(tmp_path):
+    failure = ("no result (Statistics: null): the benchmark failed; BenchmarkDotNet's log "
+               "says why")
+    c = judged("bdn-base-report-full.json", edited(tmp_path, "bdn-cand-report-full.json",
+                                                   bdn_failed, "cand-report-full.json"))
+    assert next(i for i in c.instances if i.name == SPAN).failure == f"candidate: {failure}"
+    assert compare.gated(c, "alloc") == [(SPAN, compare.FAILED)]
+    c = judged(edited(tmp_path, "bdn-base-report-full.json", bdn_failed,
+                      "base-report-full.json"), "bdn-cand-report-full.json")
+    assert next(i for i in c.instances if i.name == SPAN).failure == f"base: {failure}"
+    assert compare.gated(c, "alloc") == []   # GetOperationName better, GetServiceName same
+
+
 def test_gbench_without_counters_compares_time_and_says_why_no_bytes(tmp_path):
     c = judged("gbench-nocounters-base.json", "gbench-nocounters-cand.json")
     assert all(i.exact == () for i in c.instances)

@@ -18,6 +18,10 @@ configured tolerance or BenchmarkDotNet's default (tolerance.py). It is one esti
 the launches, so it is in the first launch's document only (a side of several files averages
 files). Each time sample is > 0 and B/op >= 0 (common.py); a Result measurement is one launch's
 one iteration, so two of the same LaunchIndex and IterationIndex are refused.
+
+A benchmark that failed has no result runs, and BenchmarkDotNet writes its Statistics as null
+(BenchmarkReport.ResultStatistics): a failed instance, gated in the candidate as allocbench's
+own failed instances are, never a file refused nor a benchmark dropped.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from allocbench.validate import MISSING, Checker
 TOOL = "BenchmarkDotNet"
 FIX = "export it again with JsonExporter.Full (--exporters json)"
 NOTE_TIME_ONLY = "run without [MemoryDiagnoser]: time only; B/op needs it"
+FAILED = "no result (Statistics: null): the benchmark failed; BenchmarkDotNet's log says why"
 
 
 def detect(doc: Any) -> bool:
@@ -100,6 +105,9 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
             c.fail(json_path(at, "FullName"), f"repeats {seen[name]} ({name[:60]}); keep one "
                    "entry per benchmark and job")
         seen[name] = at
+        if entry.get("Statistics", MISSING) is None:
+            found.append((name, None, [[]], FAILED))
+            continue
         stats = c.obj(entry.get("Statistics", MISSING), json_path(at, "Statistics"))
         samples = common.samples(c, stats.get("OriginalValues", MISSING),
                                  json_path(json_path(at, "Statistics"), "OriginalValues"))
@@ -110,7 +118,7 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
                        "them all with [MemoryDiagnoser]")
             alloc = {"bytes_per_op": _bytes(c, entry["Memory"], json_path(at, "Memory")),
                      "error_bytes_per_op": None}
-        found.append((name, alloc, _launches(c, entry, at) or [samples]))
+        found.append((name, alloc, _launches(c, entry, at) or [samples], ""))
     host = doc.get("HostEnvironmentInfo")
     version = host.get("BenchmarkDotNetVersion") if isinstance(host, dict) else None
     version = version if isinstance(version, str) else None
@@ -126,8 +134,14 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
         "B/op is MemoryDiagnoser's BytesAllocatedPerOperation: sampled from the "
         "runtime's allocated-bytes counter, not counted, so it gates with a tolerance")
     source = {"format": "bdn", "tool": TOOL, "version": version, "note": note}
+
+    def result(name: str, alloc: dict[str, Any] | None, samples: list[float], error: str,
+               k: int) -> dict[str, Any]:
+        if error:
+            return common.result(name, 1, None, None, error)
+        return common.result(name, 1, alloc if k == 0 else None,
+                             common.time_section("ns_per_op", samples))
+
     return [common.document(source, fields, [
-        common.result(name, 1, alloc if k == 0 else None,
-                      common.time_section("ns_per_op", forks[k]))
-        for name, alloc, forks in found if k < len(forks)])
-        for k in range(max(len(forks) for _, _, forks in found))]
+        result(name, alloc, forks[k], error, k) for name, alloc, forks, error in found
+        if k < len(forks)]) for k in range(max(len(forks) for _, _, forks, _ in found))]
