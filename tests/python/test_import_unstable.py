@@ -102,6 +102,18 @@ def test_a_noisy_candidate_is_unstable_not_same_and_fails_the_gate(tmp_path, cap
             "±4.80 B") in out
 
 
+def test_the_gate_line_tells_a_regression_from_an_unstable_metric(tmp_path):
+    """startSpan 96 → 128 B/op (±0.001) worse, assemble's candidate scoreError 1e9 unstable."""
+    cand = edited(tmp_path / "cand.json", "jmh-cand.json", norm(1, 1882.0, 1e9))
+    c = judged(DATA / "jmh-base.json", cand)
+    assert compare.gated(c, "alloc") == [(AVGT, "bytes_per_op"), (THRPT, "bytes_per_op")]
+    assert compare_format.gate_line(c, "alloc") == (
+        "Gate failed: 1 gated regression and 1 unstable allocation metric (--fail-on alloc) in "
+        f"{AVGT} (bytes_per_op); {THRPT} (unstable bytes_per_op). An unstable allocation "
+        'metric cannot be judged, so it fails the gate ([sampled] unstable = "fail", the '
+        "default).")
+
+
 def test_unstable_show_in_the_config_shows_it_and_passes(tmp_path, capsys):
     toml = tmp_path / "allocbench.toml"
     toml.write_text('[sampled]\nunstable = "show"\n')
@@ -179,9 +191,12 @@ def test_no_spread_and_nothing_configured_fails_the_gate(tmp_path, capsys):
         doc[0]["secondaryMetrics"]["gc.alloc.rate.norm"]["rawData"] = [[96.0], [96.0]]
     base = edited(tmp_path / "base.json", "jmh-base.json", edit)
     code, out = run(capsys, base, DATA / "jmh-cand.json", "--fail-on", "alloc")
-    assert code == 1
-    assert ("Gate failed: 1 unstable allocation metric (--fail-on alloc) in "
-            f"{AVGT} (unstable bytes_per_op).") in last_line(out)
+    assert (code, last_line(out)) == (
+        1, f"Gate failed: 1 unstable allocation metric (--fail-on alloc) in {AVGT} (unstable "
+           "bytes_per_op). An unstable allocation metric cannot be judged, so it fails the gate "
+           '([sampled] unstable = "fail", the default).')
+    assert ("sampled: no tolerance (no spread in the files (fewer than 3 iterations) and no "
+            "[sampled] tolerance in allocbench.toml)") in out
 
 
 # --- a side of several files: the mean, and the error of the mean ------------------------------
