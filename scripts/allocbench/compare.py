@@ -7,10 +7,12 @@ Verdicts, per metric of a scenario instance present on both sides:
 - exact metrics: *worse* (increase beyond the budget), *allowed* (increase within it),
   *better* (decrease), *same*, or *nondeterministic* (forks of one side disagree; never gates);
 - sampled metrics (B/op of JMH and BenchmarkDotNet, imports/): the same verdicts beyond a
-  tolerance (imports/tolerance.py), *unstable* when there is none to judge with;
+  tolerance (imports/tolerance.py), *unstable* when there is none to judge with or it is wider
+  than its bound; an unstable allocation metric cannot be judged, so it gates (--fail-on
+  alloc|any) unless allocbench.toml says `[sampled] unstable = "show"`;
 - time: *worse* / *better* when the whole interval of the relative difference of means lies
   beyond ±threshold, *same* otherwise, *unstable* (too few samples, cv above the limit, or
-  bimodal; never gates);
+  bimodal; never gates); every sample is > 0, refused at load otherwise (results_check);
 - an instance that failed (its `error`) in the candidate is *failed*, and gates;
 - when both sides ran the instructions pass (--instructions), instructions_per_op gates exactly
   and time is directional: *slower* / *faster* in place of worse / better, never gating, unless
@@ -140,6 +142,7 @@ class ExactChange:
     gate: str = "exact"        # or "sampled": B/op a runtime sampled (imports/tolerance.py)
     tolerance: float | None = None   # sampled: the difference that is still *same*
     tolerance_from: str = ""   # sampled: how the tolerance was found
+    bound: float | None = None   # sampled: the widest tolerance that judges (tolerance.py)
 
     @property
     def delta(self) -> float | None:
@@ -219,6 +222,7 @@ class Comparison:
     time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
     notes: tuple[str, ...] = ()   # what imported files say of themselves (imports.note)
     site_excesses: tuple[SiteExcess, ...] = ()   # judged by site_budget.judge, when profiled
+    sampled_unstable: str = "fail"   # [sampled] unstable: "fail" or "show" (config.Sampled)
     policy_changes: tuple[PolicyChange, ...] = ()   # the candidate's changes to the policy
 
 
@@ -247,9 +251,10 @@ def sampled_change(metric: str, unit: str, base: tuple[float, float | None],
                    cand: tuple[float, float | None], found: sampled.Tolerance,
                    limit_allowed: float, budget: str) -> ExactChange:
     """The verdict of a sampled metric from each side's (value, half-width): beyond the
-    tolerance as an exact metric is beyond zero; *unstable* without a tolerance."""
+    tolerance as an exact metric is beyond zero; *unstable* without a tolerance or with one
+    wider than its bound."""
     b, c, tol = base[0], cand[0], found.amount
-    if tol is None:
+    if tol is None or tol > found.bound:
         verdict = UNSTABLE
     elif c > b + tol + limit_allowed:
         verdict = WORSE
@@ -260,25 +265,26 @@ def sampled_change(metric: str, unit: str, base: tuple[float, float | None],
     else:
         verdict = SAME
     return ExactChange(metric, unit, (b,), (c,), budget, verdict, "alloc", "sampled", tol,
-                       found.source)
+                       found.source, found.bound)
 
 
 def time_change(metric: str, unit: str, base_forks: list[np.ndarray],
                 cand_forks: list[np.ndarray], *, threshold: float, settings: TimeSettings,
                 seed: int) -> TimeChange:
     """The time verdict for one metric from each side's samples, one array per fork;
-    `threshold` in percent. Lower is better, except for rates (unit ending in '/s')."""
+    `threshold` in percent. Lower is better, except for rates (unit ending in '/s'). Loading
+    refused every sample <= 0 (results_check.time_sample): one here is a bug, never judged."""
     base_forks = [np.asarray(f, dtype=float) for f in base_forks]
     cand_forks = [np.asarray(f, dtype=float) for f in cand_forks]
     base, cand = np.concatenate(base_forks), np.concatenate(cand_forks)
+    if not (base.min() > 0 and cand.min() > 0):   # NaN too
+        raise ValueError(f"{metric}: time_change needs samples > 0 on both sides, not "
+                         f"{base.tolist()} and {cand.tolist()}")
     common = dict(metric=metric, unit=unit, base_n=len(base), cand_n=len(cand),
                   base_mean=stats.center(base_forks), cand_mean=stats.center(cand_forks),
                   base_cv=stats.cv(base), cand_cv=stats.cv(cand), threshold=threshold,
                   base_forks=tuple(tuple(map(float, f)) for f in base_forks),
                   cand_forks=tuple(tuple(map(float, f)) for f in cand_forks))
-    if base.min() <= 0:   # a resample of zeros would divide by zero
-        return TimeChange(**common, interval=None, p_value=None, verdict=UNSTABLE,
-                          reason="a baseline sample is not positive")
     reasons = []
     if min(len(base), len(cand)) < settings.min_samples:
         reasons.append(f"{min(len(base), len(cand))} samples, fewer than "
@@ -339,7 +345,7 @@ def _compare_instance(name: str, key: Key, base: list[dict[str, Any]],
             if b and c:
                 limit = config.limit(name, f["key"])
                 exact.append(sampled_change(f["key"], f["unit"], b, c,
-                                            sampled.tolerance(f, b, c, config.sampled),
+                                            sampled.tolerance(f, b, c, config.sampled.tolerance),
                                             limit.allowed(b[0]), str(limit)))
         elif f["gate"] == "time":
             b, c = fork_samples(base, f), fork_samples(cand, f)
@@ -418,7 +424,7 @@ def compare(base: Side, cand: Side, config: Config,
     notes = tuple(dict.fromkeys(n for side in (base, cand) for d in side.docs
                                 if (n := imports.note(d))))
     return Comparison(base, cand, instances, added, removed, config.time, config.path,
-                      time_gates, notes)
+                      time_gates, notes, sampled_unstable=config.sampled.unstable)
 
 
 def verdicts(comparison: Comparison) -> Counter[str]:
@@ -432,14 +438,23 @@ def verdicts(comparison: Comparison) -> Counter[str]:
     return tally
 
 
+def unstable_alloc(comparison: Comparison) -> list[tuple[str, str]]:
+    """The (instance, metric) pairs of the allocation metrics the gate could not judge."""
+    return [(inst.name, c.metric) for inst in comparison.instances for c in inst.exact
+            if c.section == "alloc" and c.verdict == UNSTABLE]
+
+
 def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
-    """The (instance, metric) pairs that fail the gate; a failed candidate always does."""
+    """The (instance, metric) pairs that fail the gate; a failed candidate always does, and an
+    unstable allocation metric unless [sampled] unstable = "show"."""
+    unstable_fails = comparison.sampled_unstable == "fail"
     out = []
     for inst in comparison.instances:
         if inst.failed_in_candidate:
             out.append((inst.name, FAILED))
         if fail_on in ("alloc", "any"):
-            out += [(inst.name, c.metric) for c in inst.exact if c.verdict == WORSE]
+            out += [(inst.name, c.metric) for c in inst.exact if c.verdict == WORSE or (
+                unstable_fails and c.verdict == UNSTABLE and c.section == "alloc")]
         if fail_on in ("time", "any"):
             out += [(inst.name, c.metric) for c in inst.time if c.verdict == WORSE]
     if fail_on in ("alloc", "any"):

@@ -11,12 +11,14 @@ with its own function (escape.py), the console for the terminal, the comment for
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Callable
 
 from allocbench import compare as cmp
 from allocbench import config, imports
 from allocbench.compare import Comparison, ExactChange, InstanceComparison, TimeChange
 from allocbench.escape import md_code, md_text, terminal
+from allocbench.imports.tolerance import bound_rule
 from allocbench.sites import SiteChange
 from allocbench.report import format_value
 
@@ -72,12 +74,17 @@ def exact_delta(change: ExactChange, with_values: bool = False, text: Escape = t
 
 
 def _tolerance(change: ExactChange, text: Escape) -> str:
-    """', sampled: tolerance ±1.41 B' for a sampled metric, '' for an exact one."""
+    """', sampled: tolerance ±1.41 B' for a sampled metric (and its bound when it is wider),
+    '' for an exact one."""
     if change.gate != "sampled":
         return ""
     if change.tolerance is None:
         return f", sampled: no tolerance ({text(change.tolerance_from)})"
-    return f", sampled: tolerance ±{_num(change.tolerance)} {text(change.unit)}"
+    unit = text(change.unit)
+    out = f", sampled: tolerance ±{_num(change.tolerance)} {unit}"
+    if change.bound is not None and change.tolerance > change.bound:
+        out += f", wider than its bound ±{_num(change.bound)} {unit}"
+    return out
 
 
 def time_interval(change: TimeChange, text: Escape = terminal) -> str:
@@ -127,9 +134,15 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(comparison: Comparison) -> str:
-    """'Found 2 regressions and 1 improvement; 40 metrics unchanged, 1 unstable.'"""
+    """'Found 2 regressions and 1 improvement; 40 metrics unchanged, 1 unstable.', naming the
+    unstable allocation metrics: '…, 2 unstable (bytes_per_op of 1 instance).'"""
     t = cmp.verdicts(comparison)
-    parts = [f"{_plural(t[cmp.SAME], 'metric')} unchanged", f"{t[cmp.UNSTABLE]} unstable"]
+    unstable = f"{t[cmp.UNSTABLE]} unstable"
+    alloc = Counter(metric for _, metric in cmp.unstable_alloc(comparison))
+    if alloc:
+        unstable += " (" + ", ".join(f"{metric} of {_plural(n, 'instance')}"
+                                     for metric, n in alloc.items()) + ")"
+    parts = [f"{_plural(t[cmp.SAME], 'metric')} unchanged", unstable]
     for verdict, text in ((cmp.ALLOWED, "within budget"),
                           (cmp.NONDETERMINISTIC, "nondeterministic"), (cmp.FAILED, "failed"),
                           (cmp.SLOWER, "slower (time, directional)"),
@@ -148,18 +161,29 @@ def summary(comparison: Comparison) -> str:
 
 
 def gate_line(comparison: Comparison, fail_on: str, text: Escape = terminal) -> str:
-    """'Gate passed: …' or 'Gate failed: …' naming each failing instance and metric, escaped by
-    `text` for the output it goes to."""
+    """'Gate passed: …' or 'Gate failed: …' naming each failing instance and metric (an
+    unstable allocation metric as such), escaped by `text` for the output it goes to."""
     failing = cmp.gated(comparison, fail_on)
+    unstable = set(cmp.unstable_alloc(comparison))
     if not failing:
-        return f"Gate passed: no gated regression (--fail-on {fail_on})."
+        shown = "" if fail_on == "time" or not unstable else (
+            f"; {_plural(len(unstable), 'unstable allocation metric')} shown, not gated "
+            '([sampled] unstable = "show")')
+        return f"Gate passed: no gated regression (--fail-on {fail_on}){shown}."
     by_instance: dict[str, list[str]] = {}
     for name, metric in failing:
-        by_instance.setdefault(name, []).append(metric)
+        by_instance.setdefault(name, []).append(
+            f"unstable {metric}" if (name, metric) in unstable else metric)
     where = "; ".join(f"{text(name)} ({', '.join(map(text, metrics))})"
                       for name, metrics in by_instance.items())
-    return (f"Gate failed: {_plural(len(failing), 'gated regression')} (--fail-on {fail_on}) "
-            f"in {where}.")
+    judged = sum(pair not in unstable for pair in failing)
+    counts = [_plural(n, what) for n, what in ((judged, "gated regression"),
+                                               (len(failing) - judged,
+                                                "unstable allocation metric")) if n]
+    why = "" if judged == len(failing) else (
+        " An unstable allocation metric cannot be judged, so it fails the gate ([sampled] "
+        'unstable = "fail", the default).')
+    return f"Gate failed: {' and '.join(counts)} (--fail-on {fail_on}) in {where}.{why}"
 
 
 def _sampled_method(comparison: Comparison) -> str:
@@ -168,9 +192,15 @@ def _sampled_method(comparison: Comparison) -> str:
                                  for c in inst.exact if c.gate == "sampled"))
     if not origins:
         return ""
+    unit = next(c.unit for inst in comparison.instances for c in inst.exact
+                if c.gate == "sampled")
+    unstable = ("fails the gate" if comparison.sampled_unstable == "fail" else
+                'is shown, never gating ([sampled] unstable = "show")')
     return ("B/op is sampled (read from a runtime's allocated-bytes counter, not counted): a "
             "regression only beyond its tolerance plus the budget (default: none), an "
-            "improvement beyond the tolerance; tolerance: " + "; ".join(origins) + ".")
+            "improvement beyond the tolerance; tolerance: " + "; ".join(origins) + "; "
+            f"*unstable* without one or with one wider than its bound ({bound_rule(unit)}), "
+            f"which {unstable}.")
 
 
 def _method(comparison: Comparison) -> str:
@@ -359,8 +389,10 @@ def markdown(comparison: Comparison, fail_on: str,
     out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE), sites)
     out += _site_budget_section(comparison)
     out += _section(comparison, "Improvements", (cmp.BETTER,), sites)
-    out += _section(comparison, "Unstable or nondeterministic (never gate)",
-                    (cmp.NONDETERMINISTIC, cmp.UNSTABLE), sites)
+    gating = set(cmp.unstable_alloc(comparison)) & set(cmp.gated(comparison, fail_on))
+    out += _section(comparison, "Unstable or nondeterministic " + (
+        "(unstable allocation metrics fail the gate, the rest never gate)" if gating else
+        "(never gate)"), (cmp.NONDETERMINISTIC, cmp.UNSTABLE), sites)
     out += _section(comparison, "Time, directional (never gates)", (cmp.SLOWER, cmp.FASTER),
                     sites)
     out += _section(comparison, "Within budget", (cmp.ALLOWED,), sites)

@@ -17,7 +17,7 @@ from allocbench import sites as sites_of
 from allocbench import stats
 from allocbench.compare import (Comparison, ExactChange, InstanceComparison, PolicyChange, Side,
                                 SiteExcess, TimeChange)
-from allocbench.config import SITE_METRICS, TimeSettings
+from allocbench.config import SITE_METRICS, UNSTABLE, TimeSettings
 from allocbench.fileio import json_path
 from allocbench.sites import SiteChange
 from allocbench.validate import MISSING, Checker
@@ -46,7 +46,7 @@ def to_json(comparison: Comparison, fail_on: str,
         "config": str(comparison.config_path) if comparison.config_path else None,
         "summary": dict(cmp.verdicts(comparison)),
         "time_gates": comparison.time_gates,
-        "gate": {"fail_on": fail_on,
+        "gate": {"fail_on": fail_on, "sampled_unstable": comparison.sampled_unstable,
                  "failed": [{"instance": n, "metric": m}
                             for n, m in cmp.gated(comparison, fail_on)]},
         "notes": list(comparison.notes),
@@ -82,13 +82,13 @@ def _exact(c: Checker, e: Any, at: str) -> ExactChange:
            optional=("section",))   # absent from comparisons older than the instructions pass
     c.each(e, at, {"gate": lambda v, w: c.member(v, w, ("exact", "sampled")),
                    "tolerance": lambda v, w: v is None or c.number(v, w),
-                   "tolerance_from": c.text},
-           optional=("gate", "tolerance", "tolerance_from"))   # absent before imports/
+                   "tolerance_from": c.text, "bound": lambda v, w: v is None or c.number(v, w)},
+           optional=("gate", "tolerance", "tolerance_from", "bound"))   # absent before imports/
     base, cand = (_numbers(c, e.get(side, MISSING), json_path(at, side))
                   for side in ("base", "cand"))
     return ExactChange(e["metric"], e["unit"], base, cand, e["budget"], e["verdict"],
                        e.get("section", "alloc"), e.get("gate", "exact"), e.get("tolerance"),
-                       e.get("tolerance_from", ""))
+                       e.get("tolerance_from", ""), e.get("bound"))
 
 
 def _time(c: Checker, t: Any, at: str) -> TimeChange:
@@ -160,6 +160,9 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
     c.each(settings, "settings", {k: c.number for k in TimeSettings.__dataclass_fields__})
     gate = c.obj(doc.get("gate", MISSING), "gate")
     fail_on = c.member(gate.get("fail_on", MISSING), "gate.fail_on", cmp.FAIL_ON)
+    # Absent from comparisons written before unstable allocation metrics gated: they did not.
+    unstable = c.member(gate.get("sampled_unstable", "show"), "gate.sampled_unstable",
+                        UNSTABLE)
     notes = tuple(c.text(n, json_path("notes", i))
                   for i, n in enumerate(c.array(doc.get("notes", []), "notes")))
     instances = tuple(_instance(c, i, json_path("instances", j))
@@ -174,5 +177,6 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
         instances, tuple(doc["added"]), tuple(doc["removed"]),
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
-        c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses, policy)
+        c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses,
+        sampled_unstable=unstable, policy_changes=policy)
     return comparison, fail_on

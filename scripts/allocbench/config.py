@@ -20,6 +20,8 @@ load.
 
     [sampled]                  # B/op that JMH and BenchmarkDotNet sample (imports/tolerance.py)
     tolerance = "1%"           # bytes, or a percent of the base: the least tolerance
+    unstable = "fail"          # the default; "show": a sampled B/op the gate cannot judge (no
+                               # tolerance, or one wider than its bound) is shown, not failed
 
     [build]                    # how sweep and bisect build a revision (see buildconfig.py)
     bench = "bench"            # a bench project beside the subject, or a build command
@@ -71,6 +73,16 @@ class Limit:
         return f"{self.amount:g}"
 
 
+UNSTABLE = ("fail", "show")
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """[sampled]: how B/op that a runtime sampled is judged (imports/tolerance.py)."""
+    tolerance: Limit | None = None   # the least tolerance; None: the tools' defaults
+    unstable: str = "fail"           # an *unstable* sampled metric fails the gate, or "show"
+
+
 @dataclass(frozen=True)
 class Budget:
     match: str
@@ -84,7 +96,7 @@ class Config:
     time: TimeSettings = TimeSettings()
     budgets: tuple[Budget, ...] = ()
     build: buildconfig.CommandBuild | buildconfig.CMakeSettings | None = None
-    sampled: Limit | None = None   # [sampled] tolerance; None: the tools' defaults
+    sampled: Sampled = Sampled()
     sites: tuple[Budget, ...] = ()   # [[sites]]: budgets per allocation site
 
     def with_threshold(self, threshold: float) -> Config:
@@ -289,16 +301,24 @@ def _sites(path: Path, entries: Any) -> tuple[Budget, ...]:
     return tuple(budgets)
 
 
-def _sampled(path: Path, table: Any) -> Limit:
+def _sampled(path: Path, table: Any) -> Sampled:
     if not isinstance(table, dict):
         raise UserError(f"{path}: 'sampled' must be a table ([sampled]), not {_describe(table)}")
+    known = ["tolerance", "unstable"]
     for key in table:
-        if key != "tolerance":
-            raise _unknown(path, f"sampled.{key}", ["tolerance"])
-    if "tolerance" not in table:
-        raise UserError(f"{path}: [sampled] has no 'tolerance'; add one, e.g. tolerance = "
-                        "\"1%\" or tolerance = 8 (bytes), or remove the table")
-    return _limit(path, "sampled.tolerance", table["tolerance"])
+        if key not in known:
+            raise _unknown(path, f"sampled.{key}", known)
+    if not table:
+        raise UserError(f"{path}: [sampled] names neither 'tolerance' nor 'unstable'; add one, "
+                        "e.g. tolerance = \"1%\" or tolerance = 8 (bytes), or remove the table")
+    unstable = table.get("unstable", Sampled.unstable)
+    if not isinstance(unstable, str) or unstable not in UNSTABLE:
+        raise UserError(f"{path}: 'sampled.unstable' must be \"fail\" (a sampled B/op the gate "
+                        "cannot judge fails it) or \"show\" (it is shown, not failed), not "
+                        f"{_describe(unstable)}")
+    tolerance = _limit(path, "sampled.tolerance", table["tolerance"]) \
+        if "tolerance" in table else None
+    return Sampled(tolerance, unstable)
 
 
 def load(path: Path | None) -> Config:
@@ -326,7 +346,7 @@ def parse(text: str, path: Path) -> Config:
         if key not in tables:
             raise _unknown(path, key, tables)
     build = buildconfig.parse(str(path), doc["build"]) if "build" in doc else None
-    sampled = _sampled(path, doc["sampled"]) if "sampled" in doc else None
+    sampled = _sampled(path, doc["sampled"]) if "sampled" in doc else Sampled()
     return Config(Path(path), _time(path, doc.get("time", {})),
                   _budgets(path, doc.get("budget", [])), build, sampled,
                   _sites(path, doc.get("sites", [])))

@@ -187,6 +187,8 @@ def _config_change(policy: Policy, cand: Source) -> list[cmp.PolicyChange]:
 def _value(value: Any) -> str:
     """A TOML-like spelling on one line: strings quoted with every non-ASCII character and
     control escaped (a glob is the pull request's text), numbers as short as they are."""
+    if value is None:
+        return "none"
     if isinstance(value, config_file.Limit):
         return json.dumps(str(value)) if value.percent else f"{value.amount:g}"
     if isinstance(value, float):
@@ -209,8 +211,8 @@ def entries(config: config_file.Config) -> list[str]:
             if budget.time_threshold is not None:
                 keys.append(f"time_threshold = {_value(budget.time_threshold)}")
             lines.append(f"[[{table}]] {', '.join(keys)}")
-    lines.append(f"[sampled] tolerance = "
-                 f"{_value(config.sampled) if config.sampled else 'none'}")
+    lines += [f"[sampled] {f.name} = {_value(getattr(config.sampled, f.name))}"
+              for f in dataclasses.fields(config.sampled)]
     return lines
 
 

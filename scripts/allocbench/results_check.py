@@ -34,6 +34,14 @@ def key_of(result: dict[str, Any]) -> Key:
             result["threads"], result.get("allocator", ""))
 
 
+def time_sample(c: Checker, value: Any, where: str) -> float:
+    """A time sample (ns per op, or a rate such as ops/s): finite and > 0. A sample <= 0 is no
+    measurement of anything, and would pass the time gate as an improvement (the interval is of
+    ratios of means), so it is refused where it is read, never judged (DESIGN.md)."""
+    c.want(finite(value) and value > 0, where, value, "a finite number > 0 (a time or a rate)")
+    return value
+
+
 def check(doc: Any, origin: str, fix: str = FIX, at: str = "") -> dict[str, Any]:
     """`doc` if it is a results document this allocbench reads; UserError naming `origin`, the
     JSON path (under `at`, where the document sits in its file) and `fix`."""
@@ -143,13 +151,14 @@ def _counters(c: Checker, counters: Any, where: str) -> None:
 
 def _section(c: Checker, section: dict[str, Any], where: str, fields: list[dict[str, Any]]
              ) -> None:
-    """Gated metrics present and finite; others finite or null; samples finite, and
-    none of an exact metric."""
+    """Gated metrics present and finite, times > 0; others finite or null; samples finite (of
+    a time, > 0), and none of an exact metric."""
     for field in fields:
         key = field["key"]
         value, at = section.get(key, MISSING), json_path(where, key)
+        read = time_sample if field["gate"] == "time" else Checker.number
         if field["gate"] != "info" or (value is not MISSING and value is not None):
-            c.number(value, at)
+            read(c, value, at)
         samples = section.get(f"samples_{key}", MISSING)
         if samples is not MISSING:
             at = json_path(where, f"samples_{key}")
@@ -158,7 +167,7 @@ def _section(c: Checker, section: dict[str, Any], where: str, fields: list[dict[
             c.want(field["gate"] != "exact", at, samples, f"absent ({key} is an exact metric)")
             c.want(isinstance(samples, list) and samples != [], at, samples, "a non-empty list")
             for i, sample in enumerate(samples):
-                c.number(sample, json_path(at, i))
+                read(c, sample, json_path(at, i))
     c.each(section, where, {"steady": c.flag, "steady_reason": c.text},
            optional=("steady", "steady_reason"))
 

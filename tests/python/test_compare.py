@@ -178,6 +178,33 @@ def one_line_error(argv: list[str], capsys) -> str:
     return err[0][len("allocbench: error: "):]
 
 
+@pytest.mark.parametrize("key, index, value", [
+    ("samples_ns_per_op", 3, 0.0), ("samples_cpu_ns_per_op", 0, -44.7), ("ns_per_op", None, 0)])
+def test_a_time_not_above_zero_is_refused_not_judged(tmp_path, capsys, key, index, value):
+    """A time <= 0 is no measurement: before, a base sample of 0 made time *unstable* and a
+    candidate's passed as an improvement. Now both sides' files are refused on load, as an
+    imported file's are (results_check.time_sample)."""
+    damaged = doc("cand")
+    first = damaged["results"][0]   # ground_truth/mixed
+    if index is None:
+        first["time"][key] = value
+    else:
+        first["time"][key][index] = value
+    path = write(tmp_path / "cand.json", damaged)
+    where = f"{key}[{index}]" if index is not None else key
+    assert one_line_error(["compare", str(DATA / "base.json"), str(path)], capsys) == (
+        f"{path}: results[0] ('ground_truth/mixed').time.{where} is {value}, not a finite "
+        "number > 0 (a time or a rate); the file is damaged, re-run the measurement")
+
+
+@pytest.mark.parametrize("base, cand", [([10.0, 0.0, 10.0], [10.0] * 3),
+                                        ([10.0] * 3, [10.0, -1.0, 10.0])])
+def test_time_change_never_judges_a_sample_not_above_zero(base, cand):
+    with pytest.raises(ValueError, match="time_change needs samples > 0 on both sides"):
+        compare.time_change("ns_per_op", "ns", [base], [cand], threshold=5.0,
+                            settings=config.TimeSettings(), seed=1)
+
+
 def test_missing_file(tmp_path, capsys):
     missing = tmp_path / "gone.json"
     assert one_line_error(["compare", str(missing), str(DATA / "cand.json")], capsys) == (

@@ -29,6 +29,7 @@ def test_defaults_without_a_file():
     assert cfg.path is None
     assert (cfg.time.threshold, cfg.time.max_cv, cfg.time.confidence) == (5.0, 0.10, 0.95)
     assert cfg.limit("anything", "bytes_per_op") == Limit(0.0)
+    assert cfg.sampled == config.Sampled(tolerance=None, unstable="fail")
 
 
 def test_allocbench_toml_in_the_current_directory_is_read(tmp_path):
@@ -94,6 +95,17 @@ def one_line_error(tmp_path: Path, capsys, text: str) -> str:
      "'budget' must be an array of tables ([[budget]] entries), not a table ({'match': 'x'})"),
     ("[time\n", "not valid TOML (Expected ']' at the end of a table declaration (at line 1, "
      "column 6))"),
+    ("[sampled]\n", "[sampled] names neither 'tolerance' nor 'unstable'; add one, e.g. "
+     "tolerance = \"1%\" or tolerance = 8 (bytes), or remove the table"),
+    ("[sampled]\nunstable = \"ignore\"\n",
+     "'sampled.unstable' must be \"fail\" (a sampled B/op the gate cannot judge fails it) or "
+     "\"show\" (it is shown, not failed), not a string ('ignore')"),
+    ("[sampled]\nunstable = true\n",
+     "'sampled.unstable' must be \"fail\" (a sampled B/op the gate cannot judge fails it) or "
+     "\"show\" (it is shown, not failed), not a boolean (True)"),
+    ("[sampled]\nunstabel = \"show\"\n",
+     "unknown key 'sampled.unstabel'; the known keys here are tolerance, unstable — fix the "
+     "spelling or remove it"),
 ])
 def test_bad_config_is_a_one_line_error_naming_file_key_and_fix(tmp_path, capsys, text,
                                                                  message):

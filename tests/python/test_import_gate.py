@@ -21,6 +21,7 @@ THRPT = "datadog.trace.core.TraceAssemblyBenchmark.assemble/childCount:5 (thrpt)
 SPAN = "Datadog.Trace.Benchmarks.SpanBenchmark.StartFinishSpan"
 SERVICE = "Datadog.Trace.Benchmarks.ClientSchemaBenchmark.GetServiceName(Protocol: http)"
 NAME = "Datadog.Trace.Benchmarks.ClientSchemaBenchmark.GetOperationName(Protocol: http)"
+GB_SPAN = "BM_SpanCreate/web"   # gbench-*.json: benchmarks[0..4] its repetitions, [5..7] aggregates
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -84,6 +85,81 @@ def test_gbench_repetitions_that_disagree_are_nondeterministic(tmp_path):
     bytes_ = change(c, "BM_SpanCreate/web")
     assert (bytes_.verdict, bytes_.cand) == (compare.NONDETERMINISTIC, (128.0, 136.0))
     assert ("BM_SpanCreate/web", "bytes_per_op") not in compare.gated(c, "any")
+
+
+def failed_run(flag: str, message_key: str, message: str):
+    """BM_SpanCreate's five repetitions as Google Benchmark writes a skipped run (1.8+:
+    skipped/skip_message; SkipWithError: error_occurred/error_message): zero times and
+    counters, and no aggregates (none are computed of a skipped run)."""
+    def edit(doc):
+        for entry in doc["benchmarks"][:5]:
+            entry.update({flag: True, message_key: message, "real_time": 0.0, "cpu_time": 0.0,
+                          "bytes_per_op": 0.0, "allocs_per_op": 0.0, "iterations": 1})
+        del doc["benchmarks"][5:8]
+    return edit
+
+
+@pytest.mark.parametrize("flag, message_key, message", [
+    ("skipped", "skip_message", "needs a network"),
+    ("error_occurred", "error_message", "backend unreachable")])
+def test_gbench_run_skipped_in_the_candidate_fails_the_gate(tmp_path, flag, message_key,
+                                                            message):
+    cand = edited(tmp_path, "gbench-cand.json", failed_run(flag, message_key, message))
+    c = judged("gbench-base.json", cand)
+    inst = next(i for i in c.instances if i.name == GB_SPAN)
+    assert (inst.failure, inst.exact, inst.time) == (f"candidate: {flag}: {message}", (), ())
+    # Before: 96 → 0 B/op and 2 → 0 allocs/op read as improvements, and exit 0.
+    assert (compare.verdicts(c)[compare.FAILED], compare.verdicts(c)[compare.BETTER]) == (1, 0)
+    assert compare.gated(c, "alloc") == [(GB_SPAN, compare.FAILED)]
+    done = cli(DATA / "gbench-base.json", cand, "--fail-on", "alloc", cwd=tmp_path)
+    lines = done.stdout.splitlines()
+    assert (done.returncode, lines[-1]) == (
+        1, f"Gate failed: 1 gated regression (--fail-on alloc) in {GB_SPAN} (failed).")
+    # BM_TagMap's two counters and two times unchanged
+    assert lines[3] == ("Found 0 regressions and 0 improvements; 4 metrics unchanged, 0 "
+                        "unstable, 1 failed.")
+    assert lines[6].split() == ["failed", GB_SPAN, "candidate:", f"{flag}:", *message.split()]
+
+
+def test_gbench_run_skipped_in_the_base_only_is_listed_not_gated(tmp_path):
+    base = edited(tmp_path, "gbench-base.json",
+                  failed_run("skipped", "skip_message", "needs a network"))
+    c = judged(base, "gbench-cand.json")
+    assert next(i for i in c.instances if i.name == GB_SPAN).failure == \
+        "base: skipped: needs a network"
+    assert compare.gated(c, "alloc") == []
+    done = cli(base, DATA / "gbench-cand.json", "--fail-on", "alloc", cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (
+        0, "Gate passed: no gated regression (--fail-on alloc).")
+
+
+def test_gbench_flags_that_are_false_are_a_normal_run(tmp_path):
+    def edit(doc):
+        for entry in doc["benchmarks"]:
+            entry.update(error_occurred=False, skipped=False)
+    c = judged("gbench-base.json", edited(tmp_path, "gbench-cand.json", edit))
+    assert (change(c, GB_SPAN).verdict, change(c, GB_SPAN).delta) == (compare.WORSE, 32.0)
+
+
+def bdn_failed(doc):
+    """StartFinishSpan as BenchmarkDotNet writes a benchmark that failed: no result runs, so
+    Statistics null, MemoryDiagnoser's bytes null, no measurements."""
+    entry = doc["Benchmarks"][2]
+    entry.update(Statistics=None, Measurements=[])
+    entry["Memory"]["BytesAllocatedPerOperation"] = None
+
+
+def test_bdn_benchmark_without_a_result_fails_the_gate_in_the_candidate(tmp_path):
+    failure = ("no result (Statistics: null): the benchmark failed; BenchmarkDotNet's log "
+               "says why")
+    c = judged("bdn-base-report-full.json", edited(tmp_path, "bdn-cand-report-full.json",
+                                                   bdn_failed, "cand-report-full.json"))
+    assert next(i for i in c.instances if i.name == SPAN).failure == f"candidate: {failure}"
+    assert compare.gated(c, "alloc") == [(SPAN, compare.FAILED)]
+    c = judged(edited(tmp_path, "bdn-base-report-full.json", bdn_failed,
+                      "base-report-full.json"), "bdn-cand-report-full.json")
+    assert next(i for i in c.instances if i.name == SPAN).failure == f"base: {failure}"
+    assert compare.gated(c, "alloc") == []   # GetOperationName better, GetServiceName same
 
 
 def test_gbench_without_counters_compares_time_and_says_why_no_bytes(tmp_path):
@@ -254,15 +330,16 @@ def _set(value, *keys):
      "Benchmarks[0].Measurements[0].LaunchIndex is 0, not an integer >= 1"),
     ("bdn-cand-report-full.json", lambda d: d["Benchmarks"][1]["Measurements"][2].update(
         IterationStage="Result", Nanoseconds=-5),
-     "Benchmarks[1].Measurements[2].Nanoseconds is -5, not a number of nanoseconds >= 0"),
+     "Benchmarks[1].Measurements[2].Nanoseconds is -5, not a finite number > 0 (a time or "
+     "a rate)"),
     ("gbench-cand.json", _set("fortnights", "benchmarks", 3, "time_unit"),
      "benchmarks[3].time_unit is a string (\"fortnights\"), not one of ns, us, ms, s"),
     ("gbench-cand.json", _set(float("nan"), "benchmarks", 1, "real_time"),
-     "benchmarks[1].real_time is NaN, not a finite number; write it again with "
-     "--benchmark_format=json"),
+     "benchmarks[1].real_time is NaN, not a finite number > 0 (a time or a rate); write it "
+     "again with --benchmark_format=json"),
     ("gbench-cand.json", _del("benchmarks", 9, "bytes_per_op"),
-     "benchmarks[9].bytes_per_op is missing, not a finite number; link every benchmark of the "
-     "binary with the allocbench::gbench CMake target"),
+     "benchmarks[9].bytes_per_op is missing, not a finite number >= 0 (bytes or a count); link "
+     "every benchmark of the binary with the allocbench::gbench CMake target"),
     ("gbench-cand.json", _set([], "benchmarks"),
      "benchmarks is an empty list: no benchmark ran"),
 ])

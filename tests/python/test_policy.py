@@ -124,6 +124,17 @@ def test_a_candidate_that_adds_the_file_is_judged_by_the_defaults(repo):
                            RELAXED_DIFF[2], RELAXED_DIFF[3])
 
 
+def test_a_candidate_that_lets_unjudged_sampled_bytes_pass_is_named(repo):
+    base = commit(repo, {"allocbench.toml": "[sampled]\ntolerance = 8\n"})
+    cand = commit(repo, {"allocbench.toml": "[sampled]\ntolerance = \"50%\"\n"
+                                            "unstable = \"show\"\n"})
+    rules = at_base(repo, base, cand)
+    assert rules.config.sampled.unstable == "fail"
+    (change,) = rules.changes
+    assert change.diff == ("-[sampled] tolerance = 8", "-[sampled] unstable = \"fail\"",
+                           "+[sampled] tolerance = \"50%\"", "+[sampled] unstable = \"show\"")
+
+
 def test_the_same_entries_written_differently_are_no_change(repo):
     base = commit(repo, {"allocbench.toml": BASE_TOML})
     cand = commit(repo, {"allocbench.toml": BASE_TOML.replace("# the team's budgets", "")

@@ -14,7 +14,14 @@ JMH's forks are (one document per launch). B/op is Memory.BytesAllocatedPerOpera
 read from the runtime's allocated-bytes counter (GC.GetTotalAllocatedBytes(precise: true) on
 .NET 6+) over the diagnoser's run, divided by its operations and rounded to a whole byte
 (Engines/GcStats.cs): *sampled*, and the file says nothing of its spread, so it gates with the
-configured tolerance or BenchmarkDotNet's default (tolerance.py).
+configured tolerance or BenchmarkDotNet's default (tolerance.py). It is one estimate over all
+the launches, so it is in the first launch's document only (a side of several files averages
+files). Each time sample is > 0 and B/op >= 0 (common.py); a Result measurement is one launch's
+one iteration, so two of the same LaunchIndex and IterationIndex are refused.
+
+A benchmark that failed has no result runs, and BenchmarkDotNet writes its Statistics as null
+(BenchmarkReport.ResultStatistics): a failed instance, gated in the candidate as allocbench's
+own failed instances are, never a file refused nor a benchmark dropped.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from allocbench.validate import MISSING, Checker
 TOOL = "BenchmarkDotNet"
 FIX = "export it again with JsonExporter.Full (--exporters json)"
 NOTE_TIME_ONLY = "run without [MemoryDiagnoser]: time only; B/op needs it"
+FAILED = "no result (Statistics: null): the benchmark failed; BenchmarkDotNet's log says why"
 
 
 def detect(doc: Any) -> bool:
@@ -48,8 +56,7 @@ def _bytes(c: Checker, memory: Any, where: str) -> float:
     if value is None:
         c.fail(at, "is null: MemoryDiagnoser could not read allocations on this runtime "
                "(Mono, WASM); benchmark on .NET (Core) or drop [MemoryDiagnoser]")
-    c.want(common.finite_at_least(value, 0), at, value, "a number of bytes >= 0")
-    return float(value)
+    return float(common.amount(c, value, at))
 
 
 def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
@@ -59,6 +66,7 @@ def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
     if "Measurements" not in entry:
         return []
     by_launch: dict[int, list[float]] = {}
+    seen: dict[tuple[int, int], str] = {}
     for i, m in enumerate(c.array(entry["Measurements"], where)):
         here = json_path(where, i)
         c.obj(m, here)
@@ -66,10 +74,14 @@ def _launches(c: Checker, entry: dict[str, Any], at: str) -> list[list[float]]:
             continue
         launch = common.positive_int(c, m.get("LaunchIndex", MISSING),
                                      json_path(here, "LaunchIndex"))
+        iteration = common.positive_int(c, m.get("IterationIndex", MISSING),
+                                        json_path(here, "IterationIndex"))
+        if (launch, iteration) in seen:
+            c.fail(here, f"is launch {launch}'s iteration {iteration}, as "
+                   f"{seen[launch, iteration]} is: one Result measurement written twice")
+        seen[launch, iteration] = here
         ops = common.positive_int(c, m.get("Operations", MISSING), json_path(here, "Operations"))
-        ns = m.get("Nanoseconds", MISSING)
-        c.want(common.finite_at_least(ns, 0), json_path(here, "Nanoseconds"), ns,
-               "a number of nanoseconds >= 0")
+        ns = common.sample(c, m.get("Nanoseconds", MISSING), json_path(here, "Nanoseconds"))
         by_launch.setdefault(launch, []).append(ns / ops)
     return [by_launch[k] for k in sorted(by_launch)] if len(by_launch) > 1 else []
 
@@ -93,9 +105,12 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
             c.fail(json_path(at, "FullName"), f"repeats {seen[name]} ({name[:60]}); keep one "
                    "entry per benchmark and job")
         seen[name] = at
+        if entry.get("Statistics", MISSING) is None:
+            found.append((name, None, [[]], FAILED))
+            continue
         stats = c.obj(entry.get("Statistics", MISSING), json_path(at, "Statistics"))
-        samples = common.number_list(c, stats.get("OriginalValues", MISSING),
-                                     json_path(json_path(at, "Statistics"), "OriginalValues"))
+        samples = common.samples(c, stats.get("OriginalValues", MISSING),
+                                 json_path(json_path(at, "Statistics"), "OriginalValues"))
         alloc = None
         if measured:
             if "Memory" not in entry:
@@ -103,7 +118,7 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
                        "them all with [MemoryDiagnoser]")
             alloc = {"bytes_per_op": _bytes(c, entry["Memory"], json_path(at, "Memory")),
                      "error_bytes_per_op": None}
-        found.append((name, alloc, _launches(c, entry, at) or [samples]))
+        found.append((name, alloc, _launches(c, entry, at) or [samples], ""))
     host = doc.get("HostEnvironmentInfo")
     version = host.get("BenchmarkDotNetVersion") if isinstance(host, dict) else None
     version = version if isinstance(version, str) else None
@@ -119,7 +134,14 @@ def load(doc: dict[str, Any], origin: str) -> list[dict[str, Any]]:
         "B/op is MemoryDiagnoser's BytesAllocatedPerOperation: sampled from the "
         "runtime's allocated-bytes counter, not counted, so it gates with a tolerance")
     source = {"format": "bdn", "tool": TOOL, "version": version, "note": note}
+
+    def result(name: str, alloc: dict[str, Any] | None, samples: list[float], error: str,
+               k: int) -> dict[str, Any]:
+        if error:
+            return common.result(name, 1, None, None, error)
+        return common.result(name, 1, alloc if k == 0 else None,
+                             common.time_section("ns_per_op", samples))
+
     return [common.document(source, fields, [
-        common.result(name, 1, alloc, common.time_section("ns_per_op", forks[k]))
-        for name, alloc, forks in found if k < len(forks)])
-        for k in range(max(len(forks) for _, _, forks in found))]
+        result(name, alloc, forks[k], error, k) for name, alloc, forks, error in found
+        if k < len(forks)]) for k in range(max(len(forks) for _, _, forks, _ in found))]

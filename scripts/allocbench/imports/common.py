@@ -6,13 +6,21 @@ allocbench's own. The field list says how each metric gates: `exact` (counted: G
 with allocbench::gbench), `sampled` (B/op read from a runtime's allocated-bytes counter: JMH,
 BenchmarkDotNet; gated with a tolerance, see tolerance.py) and `time` (each iteration or
 repetition a sample, converted to ns per op, or to ops/s for a throughput).
+
+Every value read from a foreign file passes through one helper here per kind of value, so that
+the three formats cannot judge differently what none of them may carry: a time sample is > 0
+(`sample`, the rule allocbench's own results meet: results_check.time_sample), bytes and
+counts are >= 0 (`amount`), a flag is true or false (`flag`: "true" as a string is refused, not
+read as false), and every number is finite and a number (a number as a string is refused).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from allocbench.validate import Checker, finite
+from allocbench.fileio import json_path
+from allocbench.results_check import time_sample as sample   # a time sample: finite, > 0
+from allocbench.validate import MISSING, Checker, finite
 
 NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "hr": 3600e9,
           "day": 86400e9}
@@ -69,11 +77,29 @@ def positive_int(c: Checker, value: Any, where: str) -> int:
     return c.integer(value, where, low=1)
 
 
-def number_list(c: Checker, value: Any, where: str) -> list[float]:
-    """A non-empty list of finite numbers."""
+def samples(c: Checker, value: Any, where: str) -> list[float]:
+    """A non-empty list of time samples."""
+    return [sample(c, v, json_path(where, i)) for i, v in enumerate(_list(c, value, where))]
+
+
+def amount(c: Checker, value: Any, where: str) -> float:
+    """Bytes or allocations per op: finite and >= 0 (a negative one would pass as an
+    improvement)."""
+    c.want(finite(value) and value >= 0, where, value, "a finite number >= 0 (bytes or a count)")
+    return value
+
+
+def amounts(c: Checker, value: Any, where: str) -> list[float]:
+    """A non-empty list of amounts."""
+    return [amount(c, v, json_path(where, i)) for i, v in enumerate(_list(c, value, where))]
+
+
+def flag(c: Checker, entry: dict[str, Any], key: str, where: str) -> bool:
+    """An optional flag of `entry`: absent is false; else true or false, nothing else."""
+    value = entry.get(key, MISSING)
+    return value is not MISSING and c.flag(value, json_path(where, key))
+
+
+def _list(c: Checker, value: Any, where: str) -> list[Any]:
     c.want(isinstance(value, list) and value != [], where, value, "a non-empty list")
-    return [c.number(v, f"{where}[{i}]") for i, v in enumerate(value)]
-
-
-def finite_at_least(value: Any, low: float) -> bool:
-    return finite(value) and value >= low
+    return value

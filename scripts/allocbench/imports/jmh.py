@@ -12,7 +12,13 @@ allocated nothing, so an entry that has gc.alloc.rate but no norm allocated 0 B/
 
 Time is the primary score of each iteration, one document per fork: avgt, ss and sample
 (<unit>/op) as ns_per_op, thrpt (ops/<unit>) as ops_per_s, a rate where higher is better. A
-sample-mode iteration is the mean of its histogram.
+sample-mode iteration is the mean of its histogram. Each score is > 0 and each B/op >= 0
+(common.py). B/op is one estimate over all the forks of an entry, so it is in the first fork's
+document only: a side of several files averages files, not the forks of one (tolerance.py).
+
+An entry is one instance: two entries of one benchmark, mode, threads and parameters (in any
+order) are refused, as are two entries of one benchmark that name different parameters (JMH
+writes every @Param of a benchmark in each of its entries: such a file mixes runs).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from scipy import stats as sps
 
 from allocbench.fileio import json_path
 from allocbench.imports import common
-from allocbench.validate import MISSING, Checker
+from allocbench.validate import MISSING, Checker, finite
 
 TOOL = "JMH"
 FIX = "write it again with -rf json (and -prof gc for B/op)"
@@ -57,20 +63,27 @@ def _forks(c: Checker, metric: dict[str, Any], mode: str, where: str) -> list[li
     forks = c.array(metric.get(key, MISSING), at)
     c.want(forks != [], at, forks, "a non-empty list (run without -Djmh.json.rawData=false)")
     if mode != "sample":
-        return [common.number_list(c, fork, json_path(at, i)) for i, fork in enumerate(forks)]
+        return [common.samples(c, fork, json_path(at, i)) for i, fork in enumerate(forks)]
     out = []
     for i, fork in enumerate(forks):
         means = []
         for j, iteration in enumerate(c.array(fork, json_path(at, i))):
-            pairs = [common.number_list(c, pair, json_path(json_path(json_path(at, i), j), k))
-                     for k, pair in enumerate(c.array(iteration, json_path(json_path(at, i), j)))]
-            count = sum(p[1] for p in pairs if len(p) == 2)
-            c.want(count > 0 and all(len(p) == 2 for p in pairs), json_path(json_path(at, i), j),
-                   iteration, "a histogram of [value, count] pairs")
+            here = json_path(json_path(at, i), j)
+            pairs = [_bucket(c, pair, json_path(here, k))
+                     for k, pair in enumerate(c.array(iteration, here))]
+            count = sum(n for _, n in pairs)
+            c.want(count > 0, here, iteration, "a histogram of [value, count] pairs, with counts")
             means.append(sum(v * n for v, n in pairs) / count)
         c.want(means != [], json_path(at, i), fork, "a non-empty list")
         out.append(means)
     return out
+
+
+def _bucket(c: Checker, pair: Any, where: str) -> tuple[float, int]:
+    """A histogram's [value, count]: a time sample and how often it was seen."""
+    c.want(isinstance(pair, list) and len(pair) == 2, where, pair, "a [value, count] pair")
+    return (common.sample(c, pair[0], json_path(where, 0)),
+            c.integer(pair[1], json_path(where, 1), low=0))
 
 
 def half_width(values: list[float]) -> float | None:
@@ -94,14 +107,14 @@ def _bytes(c: Checker, secondary: dict[str, Any], where: str) -> dict[str, Any]:
     norm = c.obj(secondary[name], at)
     c.want(norm.get("scoreUnit") == "B/op", json_path(at, "scoreUnit"),
            norm.get("scoreUnit", MISSING), '"B/op"')
-    score = c.number(norm.get("score", MISSING), json_path(at, "score"))
+    score = common.amount(c, norm.get("score", MISSING), json_path(at, "score"))
     error = norm.get("scoreError", MISSING)
     if error == "NaN":   # fewer than 3 iterations in all: from rawData if it has more
         raw = c.array(norm.get("rawData", []), json_path(at, "rawData"))
-        error = half_width([v for i, fork in enumerate(raw) for v in common.number_list(
+        error = half_width([v for i, fork in enumerate(raw) for v in common.amounts(
             c, fork, json_path(json_path(at, "rawData"), i))] if raw else [])
     else:
-        c.want(common.finite_at_least(error, 0), json_path(at, "scoreError"), error,
+        c.want(finite(error) and error >= 0, json_path(at, "scoreError"), error,
                'a finite number >= 0 or "NaN"')
     return {"bytes_per_op": score, "error_bytes_per_op": error}
 
@@ -132,6 +145,28 @@ def _entry(c: Checker, entry: Any, at: str, profiled: bool
     return name, threads, key, forks, alloc
 
 
+def _one_per_instance(c: Checker, doc: list[dict[str, Any]]) -> None:
+    """UserError naming both entries unless each instance (benchmark, mode, threads and
+    parameters, in any order) has one entry, and the entries of a benchmark name the same
+    parameters. `doc`: entries _entry checked."""
+    instances: dict[tuple[Any, ...], str] = {}
+    params: dict[str, tuple[str, list[str]]] = {}
+    for i, entry in enumerate(doc):
+        at, given = json_path("", i), entry.get("params", {})
+        first = params.setdefault(entry["benchmark"], (at, sorted(given)))
+        if first[1] != sorted(given):
+            c.fail(json_path(at, "params"), f"names {', '.join(sorted(given)) or 'none'}, but "
+                   f"{json_path(first[0], 'params')} of the same benchmark names "
+                   f"{', '.join(first[1]) or 'none'}: the entries of one benchmark must agree "
+                   "on its parameters")
+        key = (entry["benchmark"], entry["mode"], entry["threads"], tuple(sorted(given.items())))
+        if key in instances:
+            c.fail(json_path(at, "benchmark"), f"repeats {instances[key]} "
+                   f"({entry['benchmark'][:60]}, {entry['mode']}); keep one entry per "
+                   "benchmark, mode, parameters and threads")
+        instances[key] = at
+
+
 def load(doc: list[Any], origin: str) -> list[dict[str, Any]]:
     c = Checker(origin, FIX)
     if not doc:
@@ -139,15 +174,8 @@ def load(doc: list[Any], origin: str) -> list[dict[str, Any]]:
                "pattern)")
     profiled = any(isinstance(e, dict) and isinstance(e.get("secondaryMetrics"), dict) and
                    any(n in e["secondaryMetrics"] for n in NORM + RATE) for e in doc)
-    entries, names = [], {}
-    for i, entry in enumerate(doc):
-        at = json_path("", i)
-        found = _entry(c, entry, at, profiled)
-        if found[0] in names:
-            c.fail(json_path(at, "benchmark"), f"repeats {names[found[0]]} ({found[0][:60]}); "
-                   "keep one entry per benchmark, mode, parameters and threads")
-        names[found[0]] = at
-        entries.append(found)
+    entries = [_entry(c, entry, json_path("", i), profiled) for i, entry in enumerate(doc)]
+    _one_per_instance(c, doc)
     versions = {e.get("jmhVersion") for e in doc if isinstance(e.get("jmhVersion"), str)}
     version = versions.pop() if len(versions) == 1 else None
     dotted = any(NORM[1] in (e.get("secondaryMetrics") or {}) for e in doc)
@@ -169,7 +197,7 @@ def load(doc: list[Any], origin: str) -> list[dict[str, Any]]:
     source = {"format": "jmh", "tool": TOOL, "version": version, "note": note}
     docs = []
     for k in range(max(len(forks) for _, _, _, forks, _ in entries)):
-        results = [common.result(name, threads, alloc,
+        results = [common.result(name, threads, alloc if k == 0 else None,
                                  common.time_section(key, forks[k]))
                    for name, threads, key, forks, alloc in entries if k < len(forks)]
         docs.append(common.document(source, fields, results))
