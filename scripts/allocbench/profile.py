@@ -23,6 +23,7 @@ from typing import Any
 from allocbench import heaptrack_data, sites
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.fileio import read_json, write_atomically
+from allocbench.names import slug
 
 HEAPTRACK = "heaptrack"
 WARMUP = 3   # ops per thread before the windows, the cold one included
@@ -109,11 +110,12 @@ def _run(runner: Path, plugins: list[Path], name: str, ops: str, out: Path) -> d
 
 def profile(runner: Path, plugins: list[Path], name: str, folder: Path, ops: int
             ) -> Profiled:
-    """Runs `name` with `ops` and 2·`ops` ops per window; keeps the longer run's profile."""
+    """Runs `name` with `ops` and 2·`ops` ops per window; keeps the longer run's profile, named
+    after the instance (names.slug: short, and apart from every other instance's)."""
     folder.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")
+    stem = slug(name)
     width = len(str(2 * ops))
-    runs = [folder / f"{slug}.run1", folder / f"{slug}.run2"]
+    runs = [folder / f"{stem}.run1", folder / f"{stem}.run2"]
     first = _run(runner, plugins, name, f"{ops:0{width}d}", runs[0])
     result = _run(runner, plugins, name, f"{2 * ops:0{width}d}", runs[1])
     if (first["alloc"]["window_ops"], result["alloc"]["window_ops"]) != (ops, 2 * ops):
@@ -123,7 +125,7 @@ def profile(runner: Path, plugins: list[Path], name: str, folder: Path, ops: int
     files = [run.with_name(run.name + ".zst") for run in runs]
     owned = {p.name for p in plugins}
     data = [sites.calls_by_site(heaptrack_data.read(f), owned, runner.name) for f in files]
-    kept = folder / f"{slug}.zst"
+    kept = folder / f"{stem}.zst"
     files[0].unlink()
     files[1].replace(kept)
     measured = 2 * ops * result["threads"]   # the longer run's extra ops: 2 windows of N more
@@ -135,7 +137,7 @@ def profile(runner: Path, plugins: list[Path], name: str, folder: Path, ops: int
 
 
 def write(profiled: Profiled, folder: Path) -> Path:
-    """<instance>.sites.json beside the profile; its path."""
+    """<slug>.sites.json beside the profile (<slug>.zst); its path."""
     doc = {"instance": profiled.instance, "ops": profiled.ops,
            "count_pass": profiled.count, "steady": profiled.steady,
            "exact": profiled.exact(), "profile": profiled.profile.name,

@@ -88,9 +88,9 @@ def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefi
     assert line in (ROOT / "README.md").read_text()   # the README shows this comment's line
     # Only the budgeted instance was profiled, and its old site is shown gone.
     run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['moved'][:12]}"
-    for side in ("base", "cand"):
+    for side in ("base", "cand"):   # named by names.slug: the hash is sha256's
         assert [p.name for p in (run_dir / "sites" / side).glob("*.sites.json")] == [
-            "span_creation_start_span.sites.json"]
+            "span_creation_start_span-0f59846e23.sites.json"]
     assert "−96 B/op, −1 allocs/op: site gone `MakeTags`" in comment
 
     # --no-sites: the budget is not judged, and the comment says so.

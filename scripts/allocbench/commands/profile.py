@@ -2,12 +2,14 @@
 come from, per op, exactly.
 
 Runs each instance under heaptrack (two runs, N and 2·N measured ops; profile.py) and writes
-per instance, into --out: the heaptrack profile (<instance>.zst, for heaptrack_gui and
-heaptrack_print) and its per-op site table (<instance>.sites.json and .sites.md); prints the
-tables. With --rev, each revision's plugin is built as `ab` builds it and profiled; with two
-revisions, the site diff of each instance follows. Exit codes: 0 profiled, and every op-thread
-site table sums to its count pass exactly; 1 one does not (a nondeterministic instance); 2 bad
-input (an unknown instance: the closest names are named); 3 heaptrack or a build failed.
+per instance, into --out (per revision, --out/<revision>, with two): the heaptrack profile
+(<slug>.zst, for heaptrack_gui and heaptrack_print) and its per-op site table
+(<slug>.sites.json, which names the instance, and .sites.md), where <slug> is names.slug of
+the instance; prints the tables. With --rev, each revision's plugin is built as `ab` builds it
+and profiled; with two revisions, the site diff of each instance follows. Exit codes: 0
+profiled, and every op-thread site table sums to its count pass exactly; 1 one does not (a
+nondeterministic instance); 2 bad input (an unknown instance: the closest names are named); 3
+heaptrack or a build failed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from allocbench.commands import ab
 from allocbench.errors import UserError
 from allocbench.escape import md_code, md_text, terminal
 from allocbench.fileio import write_atomically
+from allocbench.names import slug
 
 PROFILE_PACKAGES = ["heaptrack", "zstd"]
 RUNNER = "allocbench-run-profile"
@@ -130,7 +133,7 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
             if not path.is_file():
                 raise UserError(f"--plugin {path}: no such file; give a scenario plugin (.so)")
     profiled = {label: _profile_all(runner, paths, names,
-                                    out / _folder(label) if len(sides) > 1 else out, ops, label)
+                                    out / slug(label) if len(sides) > 1 else out, ops, label)
                 for label, paths in sides.items()}
     if len(profiled) == 2:
         (a, base), (b, cand) = profiled.items()
@@ -142,10 +145,6 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
     exact = all(p.exact() for found in profiled.values() for p in found.values())
     print(f"allocbench: profiles and site tables in {out}", file=sys.stderr)
     return exit_codes.OK if exact else exit_codes.FAILED
-
-
-def _folder(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in label) or "plugin"
 
 
 @dataclass(frozen=True)
