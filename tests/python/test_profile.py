@@ -8,10 +8,12 @@ from the sizes of the types involved, never from the profile under test.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -138,7 +140,46 @@ def test_a_site_table_that_misses_its_count_pass_is_1(profiler, ground_truth, ca
     code = cli.main(["profile", "ground_truth/growing_vector", "--plugin", str(ground_truth),
                      "--out", str(tmp_path)])
     assert code == 1
-    assert "Sum over the sites: **not** the count pass's" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Sum over the sites: **not** the count pass's" in out
+    # The runs push 3 + 2·N elements (N = 2, 4, 6): 7, 11, 15. The vector doubles at the 9th
+    # (8 → 16 int64_t: 128 B), which is in the second run's 4 extra ops, and not again before
+    # the 17th, past the third's: the site is not steady, and the table says so.
+    assert "| `::GrowingVector` | 0.25 | 32 | 0.25 × 128 B |" in out
+    assert ("Not steady, allocating differently per op over two stretches of ops (the second "
+            "run's extra ops and a third run's, of 3·N per window): `::GrowingVector`, ") in out
+    (table,) = tmp_path.glob("*.sites.json")
+    assert json.loads(table.read_text())["unsteady"][0] == {
+        "frames": [{"function": "(anonymous namespace)::GrowingVector(allocbench::State&)",
+                    "file": "", "line": 0}], "background": False, "via": ""}
+
+
+def test_a_third_run_is_made_only_for_a_table_that_misses_its_count_pass(
+        profiler, ground_truth, tmp_path, monkeypatch):
+    calls = []
+    run = profile._run
+
+    def recorded(runner, plugins, name, ops, out):
+        calls.append((ops, out.name))
+        return run(runner, plugins, name, ops, out)
+
+    monkeypatch.setattr(profile, "_run", recorded)
+    mixed, vector = "ground_truth/mixed", "ground_truth/growing_vector"
+    exact = profile.profile(profiler[0], [ground_truth], mixed, tmp_path / "m", 4)
+    stem = "ground_truth_mixed-" + hashlib.sha256(mixed.encode()).hexdigest()[:10]
+    # 4, 8 and 12 ops per window have the same width: the runs' command lines the same length.
+    assert calls == [("04", f"{stem}.run1"), ("08", f"{stem}.run2")]
+    assert exact.exact() and exact.unsteady == frozenset()
+    calls.clear()
+    found = profile.profile(profiler[0], [ground_truth], vector, tmp_path / "g", 4)
+    stem = "ground_truth_growing_vector-" + hashlib.sha256(vector.encode()).hexdigest()[:10]
+    assert calls == [("04", f"{stem}.run1"), ("08", f"{stem}.run2"), ("12", f"{stem}.run3")]
+    # 11, 19 and 27 elements: the 17th doubles the vector (16 → 32 int64_t: 256 B) in the
+    # second run's 8 extra ops; the third's (20th to 27th) allocate nothing.
+    (grows,) = [c for c in found.costs if "GrowingVector" in c.site.frames[0][0]]
+    assert grows.sizes == ((256, Fraction(1, 8)),)
+    assert not found.exact() and grows.site in found.unsteady
+    assert [p.name for p in (tmp_path / "g").iterdir()] == [f"{stem}.zst"]   # the second's
 
 
 def test_a_stripped_plugin_gives_addresses_in_its_module(profiler, ground_truth, tmp_path):
