@@ -208,3 +208,39 @@ def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch)
     assert found.changes == {}
     assert found.note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
                     "apt-get install heaptrack)")
+
+
+def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tmp_path):
+    from allocbench import compare as cmp, config
+    from allocbench.commands import ab, profile as profile_command
+    from allocbench.errors import MeasurementFailed
+    data = Path(__file__).parent / "data" / "compare"
+    comparison = cmp.compare(cmp.load_side(data / "base.json"), cmp.load_side(data / "cand.json"),
+                             config.Config())
+    sized, mixed = "ground_truth/sized/bytes:24", "ground_truth/mixed"   # moved; budgeted
+
+    def fake(runner, plugins, name, folder, ops):
+        if name in (sized, mixed):
+            raise MeasurementFailed(f"heaptrack allocbench-run-profile ({name}) failed with "
+                                    "exit code 3: x")
+        folder.mkdir(parents=True, exist_ok=True)
+        return profile.Profiled(name, 4, [], dict.fromkeys(
+            ("allocs_per_op", "bytes_per_op", "background_allocs_per_op",
+             "background_bytes_per_op"), 0), folder / f"{len(name)}.zst", True)
+
+    monkeypatch.setattr(packages, "ensure", lambda needed: None)
+    monkeypatch.setattr(profile_command, "profile_runner", lambda near: Path("runner"))
+    monkeypatch.setattr(profile, "profile", fake)
+    found = profile_command.site_changes(comparison, [], [], tmp_path, 3,
+                                         budgeted=lambda name: name == mixed)
+    # The three instances whose allocations changed, and the budgeted one: two profiled.
+    assert sorted(found.changes) == ["strings/interpolated_name",
+                                     "trace_fanout/web_trace/children:5"]
+    assert found.failed == {name: f"heaptrack allocbench-run-profile ({name}) failed with exit "
+                                  "code 3: x" for name in (sized, mixed)}
+    cfg_path = tmp_path / "allocbench.toml"
+    cfg_path.write_text(f'[[sites]]\nmatch = "{mixed}"\nbytes_per_op = 0\n')
+    judged, _, note = ab.judge_sites(comparison, config.load(cfg_path), found)
+    assert judged.sites_not_judged == (cmp.SitesNotJudged(
+        mixed, f"profiling it under heaptrack failed: {found.failed[mixed]}", gates=True),)
+    assert note == f"the sites of {sized} were not profiled: {found.failed[sized]}"
