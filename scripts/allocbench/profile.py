@@ -43,7 +43,7 @@ class Profiled:
     instance: str
     ops: int                          # the measured ops the sites are divided by
     costs: list[sites.SiteCost]
-    count: dict[str, float]           # the longer run's count pass: allocs/B per op, background
+    count: dict[str, float]           # the second run's count pass: allocs/B per op, background
     profile: Path                     # the second run's heaptrack file
     steady: bool
     # When not exact(): the sites that allocated differently per op over the third run's

@@ -271,9 +271,9 @@ def _change(b: SiteCost | None, c: SiteCost | None) -> SiteChange | None:
 class Unsteady:
     """Of an instance profiled on both sides whose sites do not sum to the count pass on a side:
     its sites that did not allocate alike over two stretches of ops on a side (profile.py), one
-    per key lines aside (the key `diff` matches a moved site by at last), and how many keys of
-    the two sides' sites are steady. A change is judged against a budget when its key is
-    steady: every site it stands for, on both sides, allocated alike."""
+    per key lines aside (the key by which `diff` matches a site that an edit moved), and how
+    many keys of the two sides' sites are steady. A change is judged against a budget when its
+    key is steady: every site it stands for, on both sides, allocated alike."""
     sites: tuple[Site, ...]
     steady: int
 

@@ -133,7 +133,7 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     assert f"- {line}" in comment
     assert f"``{line}``" in (ROOT / "README.md").read_text()   # the README's example
     assert sorted(p.name for p in (run_dir / "sites" / "cand").glob("*.sites.json")) == [
-        "e2e_start_span.sites.json"]
+        "e2e_start_span-" + hashlib.sha256(b"e2e/start_span").hexdigest()[:10] + ".sites.json"]
     # allocbench's state never shows up as untracked files in the user's repository.
     assert git(repo, "status", "--porcelain") == ""
 
