@@ -6,13 +6,12 @@ page shows what the other outputs show. Texts stay raw: the templates escape the
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from allocbench import compare_format, compare_json, packages, report, scaling, sweep_table
 from allocbench import sites as sites_of
+from allocbench.names import slug   # site.py names each page by pages.slug
 from allocbench.report import format_value
 
 from reports import charts, plots
@@ -25,13 +24,6 @@ LATEST = (("alloc", "bytes_per_op"), ("alloc", "allocs_per_op"),
           ("instructions", "instructions_per_op"), ("time", "ns_per_op"), ("time", "ops_per_s"))
 OPTIONAL = ("instructions",)   # passes whose columns and charts show only where they ran
 TIME_NOTE = 5.0   # percent: time changes listed on the index (directional)
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def slug(text: str) -> str:
-    """A file name for any name: its safe characters, then a hash that keeps names apart."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{_UNSAFE.sub('_', text).strip('_.')[:60]}-{digest}"
 
 
 @dataclass(frozen=True)

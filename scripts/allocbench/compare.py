@@ -43,6 +43,7 @@ SLOWER, FASTER = "slower", "faster"   # time beyond the threshold, directional: 
 DIRECTIONAL = {WORSE: SLOWER, BETTER: FASTER}
 FAIL_ON = ("alloc", "time", "any")
 SITE = "allocation site"   # what a site beyond its [[sites]] budget fails the gate as
+NOT_JUDGED = "allocation sites not judged"   # ... and a [[sites]] budget it could not judge
 GATED = ("exact", "time", "sampled")
 # context key → the flag that decides whether the pass runs (and whether it skips or adds it)
 PASSES = {"count": ("--no-count", "skips"), "time": ("--no-time", "skips"),
@@ -211,6 +212,16 @@ class PolicyChange:
 
 
 @dataclass(frozen=True)
+class SitesNotJudged:
+    """A [[sites]] budget not judged, or judged on some of the instance's sites only
+    (site_budget.py); `gates` when none of its sites could be judged and the gate was asked to
+    judge them: a budget that cannot be judged never passes."""
+    instance: str
+    reason: str
+    gates: bool
+
+
+@dataclass(frozen=True)
 class Comparison:
     base: Side
     cand: Side
@@ -222,6 +233,7 @@ class Comparison:
     time_gates: bool = True    # False: time is directional (the instructions pass gates CPU)
     notes: tuple[str, ...] = ()   # what imported files say of themselves (imports.note)
     site_excesses: tuple[SiteExcess, ...] = ()   # judged by site_budget.judge, when profiled
+    sites_not_judged: tuple[SitesNotJudged, ...] = ()   # ... and what it could not judge
     sampled_unstable: str = "fail"   # [sampled] unstable: "fail" or "show" (config.Sampled)
     policy_changes: tuple[PolicyChange, ...] = ()   # the candidate's changes to the policy
 
@@ -459,6 +471,7 @@ def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
             out += [(inst.name, c.metric) for c in inst.time if c.verdict == WORSE]
     if fail_on in ("alloc", "any"):
         out += [(e.instance, SITE) for e in comparison.site_excesses]
+        out += [(n.instance, NOT_JUDGED) for n in comparison.sites_not_judged if n.gates]
     return out
 
 

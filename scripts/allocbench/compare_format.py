@@ -152,6 +152,9 @@ def summary(comparison: Comparison) -> str:
     if comparison.site_excesses:
         parts.append(f"{_plural(len(comparison.site_excesses), 'allocation site')} beyond "
                      "its budget")
+    if comparison.sites_not_judged:
+        parts.append(f"{_plural(len(comparison.sites_not_judged), 'site budget')} not judged "
+                     "in full")
     if comparison.added:
         parts.append(f"{_plural(len(comparison.added), 'scenario')} added")
     if comparison.removed:
@@ -291,6 +294,9 @@ def console(comparison: Comparison, fail_on: str, show_all: bool = False,
     for e in comparison.site_excesses:
         out.append(f"site beyond budget  {terminal(e.instance)}  {terminal(e.text)} "
                    f"(budget per site: {e.budget})")
+    for n in comparison.sites_not_judged:
+        out.append(f"site budget not judged  {terminal(n.instance)}  {terminal(n.reason)}"
+                   + (" (fails the gate)" if n.gates else ""))
     for name, changes in (sites or {}).items():
         out += ["", f"sites of {terminal(name)} (heaptrack, per op):"]
         out += [f"  {c.text(terminal, terminal)}" for c in changes] or ["  none changed"]
@@ -358,6 +364,19 @@ def _site_budget_section(comparison: Comparison) -> list[str]:
         [""] if out else []
 
 
+def _not_judged_section(comparison: Comparison) -> list[str]:
+    """The [[sites]] budgets not judged, or judged in part, per instance: 🟥 where that fails
+    the gate."""
+    out: list[str] = []
+    for name in dict.fromkeys(n.instance for n in comparison.sites_not_judged):
+        out += ["", f"scenario:{md_code(name)}", ""]
+        out += [f"- {MARK[cmp.WORSE] if n.gates else MARK[cmp.UNSTABLE]} "
+                f"{md_text(('not judged, fails the gate: ' if n.gates else '') + n.reason)}"
+                for n in comparison.sites_not_judged if n.instance == name]
+    return ["### Site budgets not judged (`[[sites]]` in allocbench.toml)"] + out + [""] \
+        if out else []
+
+
 def _sites_details(sites: dict[str, list[SiteChange]], note: str) -> list[str]:
     """Every site change, per instance, collapsed; or why sites were not profiled."""
     out = [f"<sub>Allocation sites: {md_text(note)}</sub>", ""] if note else []
@@ -388,6 +407,7 @@ def markdown(comparison: Comparison, fail_on: str,
            f"**{summary(comparison)}**", "", mark + gate_line(comparison, fail_on, md_text), ""]
     out += _section(comparison, "Regressions", (cmp.FAILED, cmp.WORSE), sites)
     out += _site_budget_section(comparison)
+    out += _not_judged_section(comparison)
     out += _section(comparison, "Improvements", (cmp.BETTER,), sites)
     gating = set(cmp.unstable_alloc(comparison)) & set(cmp.gated(comparison, fail_on))
     out += _section(comparison, "Unstable or nondeterministic " + (

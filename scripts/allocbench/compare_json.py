@@ -16,7 +16,7 @@ from allocbench import compare as cmp
 from allocbench import sites as sites_of
 from allocbench import stats
 from allocbench.compare import (Comparison, ExactChange, InstanceComparison, PolicyChange, Side,
-                                SiteExcess, TimeChange)
+                                SiteExcess, SitesNotJudged, TimeChange)
 from allocbench.config import SITE_METRICS, UNSTABLE, TimeSettings
 from allocbench.fileio import json_path
 from allocbench.sites import SiteChange
@@ -52,6 +52,7 @@ def to_json(comparison: Comparison, fail_on: str,
         "notes": list(comparison.notes),
         "site_excesses": [dict(e.__dict__, metrics=list(e.metrics))
                           for e in comparison.site_excesses],
+        "sites_not_judged": [dict(n.__dict__) for n in comparison.sites_not_judged],
         "added": list(comparison.added),
         "removed": list(comparison.removed),
         "policy_changes": [dict(c.__dict__, diff=list(c.diff))
@@ -141,6 +142,11 @@ def _policy_change(c: Checker, p: Any, at: str) -> PolicyChange:
     return PolicyChange(p["file"], p["judged_by"], tuple(p["diff"]), p["problem"])
 
 
+def _not_judged(c: Checker, n: Any, at: str) -> SitesNotJudged:
+    c.each(c.obj(n, at), at, {"instance": c.text, "reason": c.text, "gates": c.flag})
+    return SitesNotJudged(n["instance"], n["reason"], n["gates"])
+
+
 def _side(c: Checker, value: Any, at: str) -> Side:
     c.each(c.obj(value, at), at, {"label": c.text, "path": c.text})
     return Side(Path(value["path"]), value["label"], ())
@@ -171,6 +177,8 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
                      enumerate(c.array(doc.get("site_excesses", []), "site_excesses")))
     policy = tuple(_policy_change(c, p, json_path("policy_changes", i)) for i, p in
                    enumerate(c.array(doc.get("policy_changes", []), "policy_changes")))
+    not_judged = tuple(_not_judged(c, n, json_path("sites_not_judged", i)) for i, n in
+                       enumerate(c.array(doc.get("sites_not_judged", []), "sites_not_judged")))
     comparison = Comparison(
         _side(c, doc.get("base", MISSING), "base"),
         _side(c, doc.get("candidate", MISSING), "candidate"),
@@ -178,5 +186,5 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
         c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses,
-        sampled_unstable=unstable, policy_changes=policy)
+        sites_not_judged=not_judged, sampled_unstable=unstable, policy_changes=policy)
     return comparison, fail_on

@@ -3,8 +3,16 @@ runner whose allocations reach heaptrack's hooks), one measuring N ops per count
 2·N, then the per-op sites of the difference (sites.py).
 
 Each run is one process (--no-isolation), one instance (--filter ^name$), no time pass. The
-longer run's profile (.zst) is kept for heaptrack_gui and heaptrack_print; its count pass gives
+second run's profile (.zst) is kept for heaptrack_gui and heaptrack_print; its count pass gives
 the allocs/op and B/op the sites must sum to (Profiled.exact).
+
+When they do not (the instance is not deterministic), the sum cannot say which site is to
+blame, so a third run measures 3·N ops per window: its extra ops over the second run are as
+many as the second run's over the first, and a site whose allocations per op are the same in
+both differences allocated alike over two stretches of ops; the others are `unsteady`
+(Profiled.unsteady), and a [[sites]] budget judges only the steady ones (site_budget.py). An
+exact table needs no third run: a site that varied while the sum stayed exact can only have
+traded allocations with another site, which a budget sees as a change, never as a pass.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ import json
 import platform
 import re
 import subprocess
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,7 @@ from typing import Any
 from allocbench import heaptrack_data, sites
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.fileio import read_json, write_atomically
+from allocbench.names import slug
 
 HEAPTRACK = "heaptrack"
 WARMUP = 3   # ops per thread before the windows, the cold one included
@@ -33,9 +43,12 @@ class Profiled:
     instance: str
     ops: int                          # the measured ops the sites are divided by
     costs: list[sites.SiteCost]
-    count: dict[str, float]           # the longer run's count pass: allocs/B per op, background
-    profile: Path                     # the longer run's heaptrack file
+    count: dict[str, float]           # the second run's count pass: allocs/B per op, background
+    profile: Path                     # the second run's heaptrack file
     steady: bool
+    # When not exact(): the sites that allocated differently per op over the third run's
+    # extra ops than over the second's (a site of one of them only included); see above.
+    unsteady: frozenset[sites.Site] = frozenset()
 
     def total(self) -> tuple[Fraction, Fraction]:
         """allocs/op and B/op of every site, the other threads' included."""
@@ -84,9 +97,9 @@ def _no_aslr() -> list[str]:
 
 
 def _run(runner: Path, plugins: list[Path], name: str, ops: str, out: Path) -> dict[str, Any]:
-    """One heaptrack run; the instance's result from its results file. Both runs of a profile
+    """One heaptrack run; the instance's result from its results file. The runs of a profile
     must do the same work outside the ops, to the byte: their command lines and file names
-    have the same length (`ops` zero-padded, `out` named .run1/.run2)."""
+    have the same length (`ops` zero-padded, `out` named .run1/.run2/.run3)."""
     results = out.with_name(out.name + ".results.json")
     command = [*_no_aslr(), HEAPTRACK, "-o", str(out), str(runner),
                *(a for p in plugins for a in ("--plugin", str(p))),
@@ -109,37 +122,55 @@ def _run(runner: Path, plugins: list[Path], name: str, ops: str, out: Path) -> d
 
 def profile(runner: Path, plugins: list[Path], name: str, folder: Path, ops: int
             ) -> Profiled:
-    """Runs `name` with `ops` and 2·`ops` ops per window; keeps the longer run's profile."""
+    """Runs `name` with `ops` and 2·`ops` ops per window, and 3·`ops` when the sites of the
+    first two do not sum to the count pass; keeps the second run's profile, named after the
+    instance (names.slug: short, and apart from every other instance's)."""
     folder.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")
-    width = len(str(2 * ops))
-    runs = [folder / f"{slug}.run1", folder / f"{slug}.run2"]
-    first = _run(runner, plugins, name, f"{ops:0{width}d}", runs[0])
-    result = _run(runner, plugins, name, f"{2 * ops:0{width}d}", runs[1])
-    if (first["alloc"]["window_ops"], result["alloc"]["window_ops"]) != (ops, 2 * ops):
-        raise MeasurementFailed(f"{name}: the runs measured {first['alloc']['window_ops']} and "
-                                f"{result['alloc']['window_ops']} ops per window, not {ops} and "
-                                f"{2 * ops}; is {runner.name} older than this allocbench?")
-    files = [run.with_name(run.name + ".zst") for run in runs]
+    stem = folder / slug(name)
+    width = len(str(3 * ops))
+    runs: list[Path] = []   # their profiles
+    data: list[dict[sites.Site, Counter[int]]] = []   # their calls by site
     owned = {p.name for p in plugins}
-    data = [sites.calls_by_site(heaptrack_data.read(f), owned, runner.name) for f in files]
-    kept = folder / f"{slug}.zst"
-    files[0].unlink()
-    files[1].replace(kept)
-    measured = 2 * ops * result["threads"]   # the longer run's extra ops: 2 windows of N more
-    costs = sites.per_op(data[0], data[1], measured)
+
+    def measure(times: int) -> dict[str, Any]:
+        run = stem.with_name(f"{stem.name}.run{times}")
+        result = _run(runner, plugins, name, f"{times * ops:0{width}d}", run)
+        if result["alloc"]["window_ops"] != times * ops:
+            raise MeasurementFailed(f"{name}: the run of {times * ops} ops per window measured "
+                                    f"{result['alloc']['window_ops']}; is {runner.name} older "
+                                    "than this allocbench?")
+        runs.append(run.with_name(run.name + ".zst"))
+        data.append(sites.calls_by_site(heaptrack_data.read(runs[-1]), owned, runner.name))
+        return result
+
+    measure(1)
+    result = measure(2)
+    measured = 2 * ops * result["threads"]   # the second run's extra ops: 2 windows of N more
     count = {k: result["alloc"][k] for k in ("allocs_per_op", "bytes_per_op",
                                              "background_allocs_per_op",
                                              "background_bytes_per_op")}
-    return Profiled(name, measured, costs, count, kept, bool(result["alloc"].get("steady", True)))
+    kept = stem.with_name(stem.name + ".zst")
+    runs[1].replace(kept)
+    found = Profiled(name, measured, sites.per_op(data[0], data[1], measured), count, kept,
+                     bool(result["alloc"].get("steady", True)))
+    if not found.exact():
+        measure(3)
+        found = replace(found, unsteady=sites.unsteady(
+            found.costs, sites.per_op(data[1], data[2], measured)))
+    for run in (runs[0], *runs[2:]):   # the second one is kept
+        run.unlink()
+    return found
 
 
 def write(profiled: Profiled, folder: Path) -> Path:
-    """<instance>.sites.json beside the profile; its path."""
+    """<slug>.sites.json beside the profile (<slug>.zst); its path."""
     doc = {"instance": profiled.instance, "ops": profiled.ops,
            "count_pass": profiled.count, "steady": profiled.steady,
            "exact": profiled.exact(), "profile": profiled.profile.name,
-           "sites": sites.to_json(profiled.costs)}
+           "sites": sites.to_json(profiled.costs),
+           # Looked for only when not exact (the third run): [] of an exact table says nothing.
+           "unsteady": [sites.site_json(s) for s in sorted(profiled.unsteady,
+                                                           key=sites.Site.label)]}
     path = profiled.profile.with_name(profiled.profile.name[:-len(".zst")] + ".sites.json")
     write_atomically(path, json.dumps(doc, indent=1) + "\n")
     return path

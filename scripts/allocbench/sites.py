@@ -119,14 +119,26 @@ def per_op(small: dict[Site, Counter[int]], large: dict[Site, Counter[int]], ops
     return sorted(costs, key=lambda c: (c.site.background, -c.bytes, c.site.label()))
 
 
+def unsteady(first: list[SiteCost], second: list[SiteCost]) -> frozenset[Site]:
+    """The sites whose allocations per op differ between two tables of one instance measured
+    over different ops (a site in one table only included): for a deterministic instance,
+    none."""
+    a, b = ({c.site: c.sizes for c in costs} for costs in (first, second))
+    return frozenset(site for site in a.keys() | b.keys() if a.get(site) != b.get(site))
+
+
 def number(value: Fraction) -> int | float:
     return int(value) if value.denominator == 1 else float(value)
 
 
+def site_json(site: Site) -> dict[str, Any]:
+    return {"frames": [{"function": f, "file": file, "line": line}
+                       for f, file, line in site.frames],
+            "background": site.background, "via": site.via}
+
+
 def to_json(costs: list[SiteCost]) -> list[dict[str, Any]]:
-    return [{"frames": [{"function": f, "file": file, "line": line}
-                        for f, file, line in c.site.frames],
-             "background": c.site.background, "via": c.site.via, "allocs_per_op": number(c.allocs),
+    return [{**site_json(c.site), "allocs_per_op": number(c.allocs),
              "bytes_per_op": number(c.bytes),
              "sizes": [{"bytes": size, "allocs_per_op": number(n)} for size, n in c.sizes]}
             for c in costs]
@@ -179,6 +191,16 @@ def count_text(value: Fraction) -> str:
     return str(value.numerator) if value.denominator == 1 else f"{float(value):.3g}"
 
 
+def place_text(site: Site, code=str, plain=str) -> str:
+    """'Span::SetTag (span.cc:88) via std::string::_M_create (another thread)': the innermost
+    frame of the user's code, short; escaped as SiteChange.text escapes it."""
+    function, file, line = site.frames[0]
+    place = code(short_function(function)) + (f" ({plain(file)}:{line})" if file else "")
+    if site.via:
+        place += f" via {code(site.via)}"
+    return place + (" (another thread)" if site.background else "")
+
+
 @dataclass(frozen=True)
 class SiteChange:
     kind: str                  # "new", "gone" or "changed"
@@ -191,12 +213,7 @@ class SiteChange:
     def text(self, code=str, plain=str) -> str:
         """'+96 B/op, +3 allocs/op: new site `Span::SetTag` (span.cc:88) 3 × 32 B'; `code`
         and `plain` escape function names and file names for the output they go to."""
-        function, file, line = self.site.frames[0]
-        place = code(short_function(function)) + (f" ({plain(file)}:{line})" if file else "")
-        if self.site.via:
-            place += f" via {code(self.site.via)}"
-        if self.site.background:
-            place += " (another thread)"
+        place = place_text(self.site, code, plain)
         change = f"{_signed(self.bytes)} B/op, {_signed(self.allocs)} allocs/op"
         if self.kind == "new":
             return f"{change}: new site {place} {sizes_text(self.cand.sizes)}"
@@ -248,3 +265,26 @@ def _change(b: SiteCost | None, c: SiteCost | None) -> SiteChange | None:
     allocs = (c.allocs if c else 0) - (b.allocs if b else 0)
     size = (c.bytes if c else 0) - (b.bytes if b else 0)
     return SiteChange(kind, (c or b).site, Fraction(allocs), Fraction(size), b, c)
+
+
+@dataclass(frozen=True)
+class Unsteady:
+    """Of an instance profiled on both sides whose sites do not sum to the count pass on a side:
+    its sites that did not allocate alike over two stretches of ops on a side (profile.py), one
+    per key lines aside (the key by which `diff` matches a site that an edit moved), and how
+    many keys of the two sides' sites are steady. A change is judged against a budget when its
+    key is steady: every site it stands for, on both sides, allocated alike."""
+    sites: tuple[Site, ...]
+    steady: int
+
+    @staticmethod
+    def of(base: list[SiteCost], base_unsteady: frozenset[Site], cand: list[SiteCost],
+           cand_unsteady: frozenset[Site]) -> Unsteady:
+        shaky: dict[tuple, Site] = {}
+        for site in sorted(base_unsteady | cand_unsteady, key=Site.label):
+            shaky.setdefault(key(site), site)
+        every = {key(c.site) for c in (*base, *cand)} | shaky.keys()
+        return Unsteady(tuple(shaky.values()), len(every - shaky.keys()))
+
+    def judged(self, change: SiteChange) -> bool:
+        return key(change.site) not in {key(s) for s in self.sites}

@@ -3,6 +3,7 @@ built in worktrees against the *installed* allocbench package, run by one harnes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -132,7 +133,7 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     assert f"- {line}" in comment
     assert f"``{line}``" in (ROOT / "README.md").read_text()   # the README's example
     assert sorted(p.name for p in (run_dir / "sites" / "cand").glob("*.sites.json")) == [
-        "e2e_start_span.sites.json"]
+        "e2e_start_span-" + hashlib.sha256(b"e2e/start_span").hexdigest()[:10] + ".sites.json"]
     # allocbench's state never shows up as untracked files in the user's repository.
     assert git(repo, "status", "--porcelain") == ""
 
@@ -263,5 +264,8 @@ def test_profile_of_two_revisions_names_the_block_the_candidate_adds(user_repo, 
     assert code == 0, out
     assert "### Sites of `e2e/start_span`: `main~2` → `main~1`\n\n- +96 B/op, +1 allocs/op: " \
            f"new site `StartSpan` (spans.cc:{EXTRA_LINE}) 1 × 96 B" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["main_1", "main_2"]
-    assert (tmp_path / "main_2" / "e2e_start_span.sites.md").read_text().count("| 48 |") == 1
+    folders = [f"main_{n}-{hashlib.sha256(f'main~{n}'.encode()).hexdigest()[:10]}"
+               for n in (1, 2)]   # names.slug of each --rev
+    assert sorted(p.name for p in tmp_path.iterdir()) == folders
+    table = "e2e_start_span-" + hashlib.sha256(b"e2e/start_span").hexdigest()[:10] + ".sites.md"
+    assert (tmp_path / folders[1] / table).read_text().count("| 48 |") == 1

@@ -7,10 +7,13 @@ from the sizes of the types involved, never from the profile under test.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -111,7 +114,8 @@ def test_the_command_writes_the_profile_and_the_table(profiler, build_dir, tmp_p
     text = capsys.readouterr().out
     assert "| **total** | **2** | **62** | |" in text
     assert "Sum over the sites: equal to the count pass (2 allocs/op, 62 B/op" in text
-    slug = "naming_schema_protocol_names_schema_0_precomputed_0"
+    slug = "naming_schema_protocol_names_schema_0_precomputed_0-" + hashlib.sha256(
+        NAMES.format(0).encode()).hexdigest()[:10]
     assert sorted(p.name for p in out.iterdir()) == [f"{slug}.sites.json", f"{slug}.sites.md",
                                                     f"{slug}.zst"]
 
@@ -136,7 +140,46 @@ def test_a_site_table_that_misses_its_count_pass_is_1(profiler, ground_truth, ca
     code = cli.main(["profile", "ground_truth/growing_vector", "--plugin", str(ground_truth),
                      "--out", str(tmp_path)])
     assert code == 1
-    assert "Sum over the sites: **not** the count pass's" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Sum over the sites: **not** the count pass's" in out
+    # The runs push 3 + 2·N elements (N = 2, 4, 6): 7, 11, 15. The vector doubles at the 9th
+    # (8 → 16 int64_t: 128 B), which is in the second run's 4 extra ops, and not again before
+    # the 17th, past the third's: the site is not steady, and the table says so.
+    assert "| `::GrowingVector` | 0.25 | 32 | 0.25 × 128 B |" in out
+    assert ("Not steady, allocating differently per op over two stretches of ops (the second "
+            "run's extra ops and a third run's, of 3·N per window): `::GrowingVector`, ") in out
+    (table,) = tmp_path.glob("*.sites.json")
+    assert json.loads(table.read_text())["unsteady"][0] == {
+        "frames": [{"function": "(anonymous namespace)::GrowingVector(allocbench::State&)",
+                    "file": "", "line": 0}], "background": False, "via": ""}
+
+
+def test_a_third_run_is_made_only_for_a_table_that_misses_its_count_pass(
+        profiler, ground_truth, tmp_path, monkeypatch):
+    calls = []
+    run = profile._run
+
+    def recorded(runner, plugins, name, ops, out):
+        calls.append((ops, out.name))
+        return run(runner, plugins, name, ops, out)
+
+    monkeypatch.setattr(profile, "_run", recorded)
+    mixed, vector = "ground_truth/mixed", "ground_truth/growing_vector"
+    exact = profile.profile(profiler[0], [ground_truth], mixed, tmp_path / "m", 4)
+    stem = "ground_truth_mixed-" + hashlib.sha256(mixed.encode()).hexdigest()[:10]
+    # 4, 8 and 12 ops per window have the same width: the runs' command lines the same length.
+    assert calls == [("04", f"{stem}.run1"), ("08", f"{stem}.run2")]
+    assert exact.exact() and exact.unsteady == frozenset()
+    calls.clear()
+    found = profile.profile(profiler[0], [ground_truth], vector, tmp_path / "g", 4)
+    stem = "ground_truth_growing_vector-" + hashlib.sha256(vector.encode()).hexdigest()[:10]
+    assert calls == [("04", f"{stem}.run1"), ("08", f"{stem}.run2"), ("12", f"{stem}.run3")]
+    # 11, 19 and 27 elements: the 17th doubles the vector (16 → 32 int64_t: 256 B) in the
+    # second run's 8 extra ops; the third's (20th to 27th) allocate nothing.
+    (grows,) = [c for c in found.costs if "GrowingVector" in c.site.frames[0][0]]
+    assert grows.sizes == ((256, Fraction(1, 8)),)
+    assert not found.exact() and grows.site in found.unsteady
+    assert [p.name for p in (tmp_path / "g").iterdir()] == [f"{stem}.zst"]   # the second's
 
 
 def test_a_stripped_plugin_gives_addresses_in_its_module(profiler, ground_truth, tmp_path):
@@ -165,3 +208,39 @@ def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch)
     assert found.changes == {}
     assert found.note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
                     "apt-get install heaptrack)")
+
+
+def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tmp_path):
+    from allocbench import compare as cmp, config
+    from allocbench.commands import ab, profile as profile_command
+    from allocbench.errors import MeasurementFailed
+    data = Path(__file__).parent / "data" / "compare"
+    comparison = cmp.compare(cmp.load_side(data / "base.json"), cmp.load_side(data / "cand.json"),
+                             config.Config())
+    sized, mixed = "ground_truth/sized/bytes:24", "ground_truth/mixed"   # moved; budgeted
+
+    def fake(runner, plugins, name, folder, ops):
+        if name in (sized, mixed):
+            raise MeasurementFailed(f"heaptrack allocbench-run-profile ({name}) failed with "
+                                    "exit code 3: x")
+        folder.mkdir(parents=True, exist_ok=True)
+        return profile.Profiled(name, 4, [], dict.fromkeys(
+            ("allocs_per_op", "bytes_per_op", "background_allocs_per_op",
+             "background_bytes_per_op"), 0), folder / f"{len(name)}.zst", True)
+
+    monkeypatch.setattr(packages, "ensure", lambda needed: None)
+    monkeypatch.setattr(profile_command, "profile_runner", lambda near: Path("runner"))
+    monkeypatch.setattr(profile, "profile", fake)
+    found = profile_command.site_changes(comparison, [], [], tmp_path, 3,
+                                         budgeted=lambda name: name == mixed)
+    # The three instances whose allocations changed, and the budgeted one: two profiled.
+    assert sorted(found.changes) == ["strings/interpolated_name",
+                                     "trace_fanout/web_trace/children:5"]
+    assert found.failed == {name: f"heaptrack allocbench-run-profile ({name}) failed with exit "
+                                  "code 3: x" for name in (sized, mixed)}
+    cfg_path = tmp_path / "allocbench.toml"
+    cfg_path.write_text(f'[[sites]]\nmatch = "{mixed}"\nbytes_per_op = 0\n')
+    judged, _, note = ab.judge_sites(comparison, config.load(cfg_path), found)
+    assert judged.sites_not_judged == (cmp.SitesNotJudged(
+        mixed, f"profiling it under heaptrack failed: {found.failed[mixed]}", gates=True),)
+    assert note == f"the sites of {sized} were not profiled: {found.failed[sized]}"

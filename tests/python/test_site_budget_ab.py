@@ -12,6 +12,7 @@ import pytest
 from allocbench import cli
 from conftest import ROOT
 from test_ab import CMAKELISTS, commit, git
+from test_site_budget import NOT_JUDGED, section
 
 SPANS = """#include <allocbench/scenario.h>
 
@@ -88,17 +89,24 @@ def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefi
     assert line in (ROOT / "README.md").read_text()   # the README shows this comment's line
     # Only the budgeted instance was profiled, and its old site is shown gone.
     run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['moved'][:12]}"
-    for side in ("base", "cand"):
+    for side in ("base", "cand"):   # named by names.slug: the hash is sha256's
         assert [p.name for p in (run_dir / "sites" / side).glob("*.sites.json")] == [
-            "span_creation_start_span.sites.json"]
+            "span_creation_start_span-0f59846e23.sites.json"]
     assert "−96 B/op, −1 allocs/op: site gone `MakeTags`" in comment
 
-    # --no-sites: the budget is not judged, and the comment says so.
+    # --no-sites: the budget is not judged, and the comment says so where it lists budgets;
+    # the user asked for it, so it does not fail the gate.
     code = cli.main(ab(repo, prefix, runner, "--no-sites"))
     comment = capsys.readouterr().out
     assert code == 0, comment
-    assert "<sub>Allocation sites: the \\[\\[sites\\]\\] budgets were not judged (--no-sites)" \
-        "</sub>" in comment
+    assert comment.splitlines()[2] == (
+        "**Found 0 regressions and 0 improvements; 6 metrics unchanged, 0 unstable, "
+        "1 site budget not judged in full.**")
+    assert section(comment, NOT_JUDGED) == [
+        "", "scenario:`span_creation/start_span`", "", "- ⚠️ not profiled (--no-sites)", ""]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert 'counts them ("1 site budget not judged in full")' in readme
+    assert '"not profiled (--no-sites)"' in readme
 
 
 def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix, runner,
@@ -122,3 +130,95 @@ def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix
     err = capsys.readouterr().err
     assert f"{shas['base'][:12]}:allocbench.toml: its [[sites]] budgets need heaptrack to " \
         "profile allocation sites (or pass --no-sites): missing Debian packages" in err
+
+
+# A span whose block moves, and whose candidate flushes at the end one byte per op it ran: the
+# count pass does not see the flush (it is after the ops), heaptrack does, and its size depends
+# on the run's length, so the candidate's sites do not sum to its count pass. A second instance
+# only flushes, on both sides.
+FLUSHING = """#include <allocbench/scenario.h>
+
+#include <array>
+#include <cstddef>
+
+using Block = std::array<char, 96>;
+__attribute__((noinline)) Block* MakeTags() { return new Block{'t'}; }
+__attribute__((noinline)) Block* MakeBuffer() { return new Block{'b'}; }
+__attribute__((noinline)) void Flush(std::size_t ops) {
+  char* buffer = new char[ops];
+  allocbench::DoNotOptimize(buffer);
+  delete[] buffer;
+}
+
+ALLOCBENCH_SCENARIO(StartSpan, state) {
+  std::size_t ops = 0;
+  for (auto _ : state) {
+    Block* block = MAKE();
+    allocbench::DoNotOptimize(block);
+    delete block;
+    ++ops;
+  }
+  allocbench::DoNotOptimize(ops);
+  FLUSH
+}
+ALLOCBENCH_REGISTER(StartSpan)->Name("span_creation/start_span");
+
+ALLOCBENCH_SCENARIO(Flushed, state) {
+  std::size_t ops = 0;
+  for (auto _ : state) {
+    ++ops;
+    allocbench::DoNotOptimize(ops);
+  }
+  Flush(ops);
+}
+ALLOCBENCH_REGISTER(Flushed)->Name("span_creation/flushed");
+"""
+FLUSH_LINE = next(i for i, text in enumerate(FLUSHING.splitlines(), 1) if "new char" in text)
+FLUSHING_BUFFER_LINE = next(i for i, text in enumerate(FLUSHING.splitlines(), 1)
+                            if "MakeBuffer()" in text)
+
+
+def test_a_side_that_does_not_sum_is_judged_on_its_steady_sites_and_none_never_passes(
+        tmp_path, prefix, runner, capsys):
+    # Under heaptrack the runs measure 3 + 2·N ops (3 warm-up, two windows of N = 2, 4, 6):
+    # the flush allocates 7, 11 and 15 bytes, so the second run's extra ops show +11 B −7 B
+    # and the third's +15 B −11 B; the block is 96 bytes in every op of each.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "base", {"CMakeLists.txt": CMAKELISTS, "allocbench.toml": readme_budget(),
+                          "spans.cc": FLUSHING.replace("MAKE", "MakeTags").replace("FLUSH", "")})
+    commit(repo, "moved, and flushed", {"spans.cc": FLUSHING.replace("MAKE", "MakeBuffer")
+                                        .replace("FLUSH", "Flush(ops);")})
+    code = cli.main(ab(repo, prefix, runner))
+    comment = capsys.readouterr().out
+    assert code == 1, comment
+    lines = comment.splitlines()
+    assert lines[2] == ("**Found 0 regressions and 0 improvements; 6 metrics unchanged, "
+                        "0 unstable, 1 allocation site beyond its budget, 2 site budgets not "
+                        "judged in full.**")
+    assert lines[4] == ("❌ Gate failed: 2 gated regressions (--fail-on any) in "
+                        "span_creation/start_span (allocation site); span_creation/flushed "
+                        "(allocation sites not judged).")
+    # The block moved and was steady on both sides: beyond its budget, as ever.
+    assert (f"- 🟥 beyond its budget (bytes_per_op +0): +96 B/op, +1 allocs/op: new site "
+            f"MakeBuffer (spans.cc:{FLUSHING_BUFFER_LINE}) 1 × 96 B") in lines
+    flush = f"Flush (spans.cc:{FLUSH_LINE})"
+    assert section(comment, NOT_JUDGED) == [
+        "", "scenario:`span_creation/start_span`", "",
+        f"- ⚠️ judged on 2 of its 3 sites; not on {flush}, which allocated differently over "
+        "two stretches of ops (its sites do not sum to its count pass on a side)",
+        "", "scenario:`span_creation/flushed`", "",
+        f"- 🟥 not judged, fails the gate: none of its sites can be judged: its sites do not "
+        f"sum to its count pass on a side, and each of them ({flush}) allocated differently "
+        "over two stretches of ops; make the instance deterministic, or leave it out of the "
+        "\\[\\[sites\\]\\] match", ""]
+    # The README shows this section.
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- sites-not-judged:begin -->"):
+                   readme.index("<!-- sites-not-judged:end -->")].split("```")[1]
+    assert block.strip("\n").splitlines() == [f"### {NOT_JUDGED}"] + \
+        section(comment, NOT_JUDGED)[:-1]
+    # The flush's change is shown (+4 B over 4 ops: +1 B/op), not judged.
+    assert (f"- +1 B/op, +0 allocs/op: new site `Flush` (spans.cc:{FLUSH_LINE}) 0.25 × 11 B + "
+            "-0.25 × 7 B") in lines

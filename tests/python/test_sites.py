@@ -116,3 +116,46 @@ def test_a_new_line_in_a_function_whose_other_lines_stayed_is_a_new_site():
 def test_site_tables_survive_json():
     costs = [cost("Span::Tag", 10, (32, 3), via="std::basic_string::_M_create")]
     assert sites.from_json(sites.to_json(costs)) == costs
+
+
+def test_a_site_whose_sizes_change_at_equal_bytes_is_a_change():
+    # 1 × 64 B → 2 × 32 B: the bytes stay, one allocation more per op.
+    (more,) = sites.diff([cost("Span::Tag", 10, (64, 1))], [cost("Span::Tag", 10, (32, 2))])
+    assert (more.kind, more.bytes, more.allocs) == ("changed", 0, 1)
+    assert more.text() == "+0 B/op, +1 allocs/op: site Span::Tag (span.cc:10) +2 × 32 B " \
+                          "−1 × 64 B (1 × 64 B → 2 × 32 B)"
+    # 64 B + 32 B → 2 × 48 B: the bytes and the allocations stay, the sizes do not.
+    (same,) = sites.diff([cost("Span::Tag", 10, (64, 1), (32, 1))],
+                         [cost("Span::Tag", 10, (48, 2))])
+    assert (same.kind, same.bytes, same.allocs) == ("changed", 0, 0)
+    assert same.text() == "+0 B/op, +0 allocs/op: site Span::Tag (span.cc:10) +2 × 48 B " \
+                          "−1 × 64 B −1 × 32 B (1 × 64 B + 1 × 32 B → 2 × 48 B)"
+
+
+def test_unsteady_sites_are_those_whose_sizes_differ_between_two_tables():
+    tag, name, flush = (cost("Span::Tag", 10, (32, 3)), cost("Span::Name", 20, (17, 1)),
+                        cost("Span::Flush", 30, (11, 1), (7, -1)))
+    later = [tag, cost("Span::Name", 20, (18, 1)),           # other sizes
+             cost("Span::Link", 40, (96, 1))]                # in one table only
+    assert sites.unsteady([tag, name, flush], later) == {name.site, flush.site,
+                                                         later[2].site}
+    assert sites.unsteady([tag, name], [tag, name]) == frozenset()
+
+
+def test_a_change_is_judged_when_no_site_of_its_function_was_unsteady():
+    # The base's Span::Tag at line 10 varied; the candidate's, at line 12 (an edit moved it),
+    # is the same site by function: its change is not judged, Span::Link's is.
+    base = [cost("Span::Tag", 10, (32, 3)), cost("Span::Name", 20, (17, 1))]
+    cand = [cost("Span::Tag", 12, (32, 4)), cost("Span::Name", 20, (17, 1)),
+            cost("Span::Link", 40, (96, 1))]
+    shaky = sites.Unsteady.of(base, frozenset({base[0].site}), cand, frozenset())
+    assert shaky == sites.Unsteady((base[0].site,), steady=2)   # Span::Name, Span::Link
+    changes = sites.diff(base, cand)
+    assert [(c.site.frames[0][:2], shaky.judged(c)) for c in changes] == [
+        (("Span::Link", "span.cc"), True), (("Span::Tag", "span.cc"), False)]
+    # Unsteady on both sides, and a site the table does not list (it allocated in the third
+    # run only): named once, by the first label; no site is steady.
+    gone = cost("Span::Gone", 50, (8, 1)).site
+    both = sites.Unsteady.of(base[:1], frozenset({base[0].site, gone}), cand[:1],
+                             frozenset({cand[0].site}))
+    assert both == sites.Unsteady((gone, base[0].site), steady=0)

@@ -166,18 +166,17 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def judge_sites(comparison: cmp.Comparison, settings: config_file.Config,
                 found: profile_command.SiteChanges | None
                 ) -> tuple[cmp.Comparison, dict[str, list[SiteChange]], str]:
-    """The comparison with its sites beyond their [[sites]] budgets, the site changes to show
-    and a note of what was not profiled or not judged; `found` None: --no-sites."""
+    """The comparison with its sites beyond their [[sites]] budgets and the budgets it could not
+    judge (site_budget.judge: those gate), the site changes to show and a note of what was not
+    profiled; `found` None: --no-sites, each budget named as not judged, without gating (the
+    user asked for it)."""
     if found is None:
-        return comparison, {}, ("the [[sites]] budgets were not judged (--no-sites)"
-                                if settings.sites else "")
-    comparison = site_budget.judge(comparison, settings, {
-        name: changes for name, changes in found.changes.items() if name not in found.inexact})
-    unjudged = sorted(n for n in found.inexact if site_budget.budgeted(settings, n))
+        return site_budget.unjudged(comparison, settings, "not profiled (--no-sites)"), {}, ""
+    comparison = site_budget.judge(comparison, settings, found.changes, found.unsteady,
+                                   found.failed)
     notes = [found.note] if found.note else []
-    if unjudged:
-        notes.append(f"the [[sites]] budgets of {', '.join(unjudged)} were not judged: the "
-                     "sites of a side do not sum to its count pass (not deterministic)")
+    notes += [f"the sites of {name} were not profiled: {why}"
+              for name, why in found.failed.items() if not site_budget.budgeted(settings, name)]
     return comparison, found.changes, "; ".join(notes)
 
 

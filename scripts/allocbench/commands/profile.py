@@ -1,20 +1,23 @@
 """allocbench profile INSTANCE… [--plugin PATH…] [--rev REV…]: where each instance's bytes
 come from, per op, exactly.
 
-Runs each instance under heaptrack (two runs, N and 2·N measured ops; profile.py) and writes
-per instance, into --out: the heaptrack profile (<instance>.zst, for heaptrack_gui and
-heaptrack_print) and its per-op site table (<instance>.sites.json and .sites.md); prints the
-tables. With --rev, each revision's plugin is built as `ab` builds it and profiled; with two
-revisions, the site diff of each instance follows. Exit codes: 0 profiled, and every op-thread
-site table sums to its count pass exactly; 1 one does not (a nondeterministic instance); 2 bad
-input (an unknown instance: the closest names are named); 3 heaptrack or a build failed.
+Runs each instance under heaptrack (two runs, N and 2·N measured ops, and 3·N when their sites
+do not sum to the count pass; profile.py) and writes per instance, into --out (per revision,
+--out/<revision>, with two): the heaptrack profile (<slug>.zst, for heaptrack_gui and
+heaptrack_print) and its per-op site table (<slug>.sites.json, which names the instance, and
+.sites.md), where <slug> is names.slug of the instance; prints the tables, and under one that
+does not sum, its sites that were not steady. With --rev, each revision's plugin is built as
+`ab` builds it and profiled; with two revisions, the site diff of each instance follows. Exit
+codes: 0 profiled, and every op-thread site table sums to its count pass exactly; 1 one does
+not (a nondeterministic instance); 2 bad input (an unknown instance: the closest names are
+named); 3 heaptrack or a build failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -22,9 +25,10 @@ from allocbench import buildspec, exit_codes, packages, profile, project, revisi
 from allocbench import sites as sites_of
 from allocbench.sites import count_text as count
 from allocbench.commands import ab
-from allocbench.errors import UserError
+from allocbench.errors import MeasurementFailed, UserError
 from allocbench.escape import md_code, md_text, terminal
 from allocbench.fileio import write_atomically
+from allocbench.names import slug
 
 PROFILE_PACKAGES = ["heaptrack", "zstd"]
 RUNNER = "allocbench-run-profile"
@@ -88,7 +92,16 @@ def markdown(profiled: profile.Profiled, title: str) -> str:
                else f"**not** the count pass's {count(want_allocs)} allocs/op, "
                f"{count(want_bytes)} B/op (with its background): the instance is "
                "not deterministic" + ("" if profiled.steady else " (its count windows differ)"))
-    return "\n".join(out + ["", f"Sum over the sites: {verdict}.", ""]) + "\n"
+    out += ["", f"Sum over the sites: {verdict}.", ""]
+    if not profiled.exact():
+        shaky = ", ".join(md_code(sites_of.place_text(s))
+                          for s in sorted(profiled.unsteady, key=sites_of.Site.label))
+        stretches = ("two stretches of ops (the second run's extra ops and a third run's, "
+                     "of 3·N per window)")
+        out += [f"Not steady, allocating differently per op over {stretches}: {shaky}; a "
+                "`[[sites]]` budget does not judge them." if shaky else
+                f"Every site allocated alike per op over {stretches}.", ""]
+    return "\n".join(out) + "\n"
 
 
 def _profile_all(runner: Path, plugins: list[Path], names: list[str], folder: Path, ops: int,
@@ -130,7 +143,7 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
             if not path.is_file():
                 raise UserError(f"--plugin {path}: no such file; give a scenario plugin (.so)")
     profiled = {label: _profile_all(runner, paths, names,
-                                    out / _folder(label) if len(sides) > 1 else out, ops, label)
+                                    out / slug(label) if len(sides) > 1 else out, ops, label)
                 for label, paths in sides.items()}
     if len(profiled) == 2:
         (a, base), (b, cand) = profiled.items()
@@ -144,17 +157,15 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
     return exit_codes.OK if exact else exit_codes.FAILED
 
 
-def _folder(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in label) or "plugin"
-
-
 @dataclass(frozen=True)
 class SiteChanges:
     """What `ab` learnt of the allocation sites: the site changes of the instances profiled on
-    both sides, those whose tables do not sum to their count pass on a side (their changes are
-    shown, never judged against a site budget), and why some were not profiled."""
+    both sides; of those whose sites do not sum to their count pass on a side, which sites were
+    not steady (site_budget judges the others); why profiling an instance failed; and what was
+    not profiled."""
     changes: dict[str, list[sites_of.SiteChange]]
-    inexact: frozenset[str] = frozenset()
+    unsteady: dict[str, sites_of.Unsteady] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
     note: str = ""
 
 
@@ -163,7 +174,8 @@ def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
                  budgeted: Callable[[str], bool] = lambda name: False) -> SiteChanges:
     """The site changes of the instances whose exact allocation metrics changed (at most
     `limit`, the biggest |ΔB/op| first) and of every `budgeted` instance (a [[sites]] budget
-    applies to it), profiled on both sides. For `ab`: the gate stands without them."""
+    applies to it), profiled on both sides. For `ab`: the gate stands without them, so an
+    instance whose profiling fails is named in `failed`, and the others are still profiled."""
     def alloc(inst):
         return [c for c in inst.exact if c.section == "alloc"]
 
@@ -180,17 +192,22 @@ def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
         return SiteChanges({}, note=f"skipped, heaptrack is not available "
                                     f"({str(e).splitlines()[0]}: apt-get install heaptrack)")
     runner = profile_runner(near)
-    found, inexact = {}, set()
+    found, unsteady, failed = {}, {}, {}
     for inst in chosen:
         name = inst.name
-        tables = [profile.profile(runner, plugins, name, folder / side, SITE_OPS)
-                  for side, plugins in (("base", base_plugins), ("cand", cand_plugins))]
-        for table in tables:
+        try:
+            base, cand = (profile.profile(runner, plugins, name, folder / side, SITE_OPS)
+                          for side, plugins in (("base", base_plugins), ("cand", cand_plugins)))
+        except MeasurementFailed as e:
+            failed[name] = str(e)
+            continue
+        for table in (base, cand):
             profile.write(table, table.profile.parent)
-        found[name] = sites_of.diff(tables[0].costs, tables[1].costs)
-        if not all(table.exact() for table in tables):
-            inexact.add(name)
+        found[name] = sites_of.diff(base.costs, cand.costs)
+        if not (base.exact() and cand.exact()):
+            unsteady[name] = sites_of.Unsteady.of(base.costs, base.unsteady, cand.costs,
+                                                  cand.unsteady)
     note = "" if len(moved) <= limit else \
         f"profiled {limit} of the {len(moved)} instances whose allocations changed " \
         "(--max-sites)"
-    return SiteChanges(found, frozenset(inexact), note)
+    return SiteChanges(found, unsteady, failed, note)
