@@ -41,7 +41,9 @@ CODES: tuple[ExitCode, ...] = (
     ExitCode(
         FAILED,
         "the code under test did something to look at: a gated regression, which includes "
-        "an instance that failed in the candidate (`compare`, `ab`); an instance that failed "
+        "an instance that failed in the candidate, an allocation metric the gate could not "
+        "judge (an *unstable* sampled B/op) and a `[[sites]]` budget it could not judge "
+        "(`compare`, `ab`); an instance that failed "
         "— crashed, hung, threw, exited, skipped — (`run`, `sweep`, `allocbench-run`); a "
         "revision that did not build or run (`sweep`); no single commit to name, because "
         "skipped commits hide it or good and bad have the same value (`bisect`); a test that "
