@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import selectors
 import subprocess
 import sys
 import time
@@ -119,22 +120,31 @@ def test_two_abs_of_one_pair_take_turns_on_its_folder(loosened, prefix, runner, 
     lock_path = repo / ".allocbench" / "worktrees" / f"ab-{pair}.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'scripts'}:{ROOT}")
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        ab_run = subprocess.Popen([sys.executable, "-m", "allocbench", *ab(repo, prefix, runner)],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=env)
-        waiting = f"allocbench: waiting for another allocbench that is using the ab folder " \
-            f"{run_dir}\n"
-        deadline = time.monotonic() + 120
-        seen = ""
-        while not seen.endswith(waiting):
-            assert time.monotonic() < deadline and ab_run.poll() is None, seen
-            seen += ab_run.stderr.readline()
-        time.sleep(1)   # it would have cleared the folder by now, were it not waiting
-        assert other.read_text() == "the other ab's fork, being compared\n"
-        assert ab_run.poll() is None
-    out, err = ab_run.communicate(timeout=600)
+    ab_run = None
+    try:
+        with open(lock_path, "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            ab_run = subprocess.Popen([sys.executable, "-m", "allocbench",
+                                       *ab(repo, prefix, runner)], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True, env=env)
+            waiting = f"allocbench: waiting for another allocbench that is using the ab folder " \
+                f"{run_dir}\n"
+            deadline = time.monotonic() + 120
+            seen = ""
+            with selectors.DefaultSelector() as selector:   # no read that can block for ever
+                selector.register(ab_run.stderr, selectors.EVENT_READ)
+                while not seen.endswith(waiting):
+                    assert time.monotonic() < deadline and ab_run.poll() is None, seen
+                    if selector.select(timeout=1):
+                        seen += ab_run.stderr.readline()
+            time.sleep(1)   # it would have cleared the folder by now, were it not waiting
+            assert other.read_text() == "the other ab's fork, being compared\n"
+            assert ab_run.poll() is None
+        out, err = ab_run.communicate(timeout=600)
+    finally:   # a failed assertion leaves no ab running
+        if ab_run is not None and ab_run.poll() is None:
+            ab_run.kill()
+            ab_run.communicate()
     assert ab_run.returncode == 1, err
     assert json.loads(other.read_text())["context"]["revision"]["sha"] == shas["cand"]
     assert "Gate failed: 3 gated regressions" in out
