@@ -3,13 +3,18 @@
 // allocbench-run and check that every good instance is measured exactly and every bad one is
 // recorded with its reason.
 #include <allocbench/scenario.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace {
@@ -37,6 +42,52 @@ void WriteThroughNull() {
   *p = 1;
 }
 
+// What a daemonizing agent does to the descriptors it inherited: closes them all, and the files
+// it opens next get their numbers.
+void CloseEveryDescriptor() {
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  for (int i = 0; i < 16; ++i) open("/dev/null", O_WRONLY);
+}
+
+// The same, and then no descriptor can be opened at all: the pipe cannot be opened again.
+void CloseEveryDescriptorForGood() {
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  const rlimit none{0, 0};
+  setrlimit(RLIMIT_NOFILE, &none);
+}
+
+// Starts an agent as daemons start: fork, setsid() (out of the instance's session and process
+// group), fork again, the middle process exits. The agent waits for ever; its pid is appended to
+// $ALLOCBENCH_TEST_DAEMON_PIDS, for the test that checks it is gone.
+void StartDaemon() {
+  const pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    if (fork() == 0) {
+      if (const char* file = std::getenv("ALLOCBENCH_TEST_DAEMON_PIDS")) {
+        const std::string line = std::to_string(getpid()) + "\n";
+        const int fd = open(file, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (write(fd, line.data(), line.size()) < 0) _exit(1);
+        close(fd);
+      }
+      for (;;) pause();
+    }
+    _exit(0);
+  }
+  waitpid(middle, nullptr, 0);
+}
+
+// An agent of the scenario's, in a session of its own, signals allocbench-run.
+void SignalTheRunnerFromADaemon(int signal_number) {
+  const pid_t runner = getppid();
+  if (fork() == 0) {
+    setsid();
+    kill(runner, signal_number);
+    for (;;) pause();
+  }
+  for (;;) pause();
+}
+
 ALLOCBENCH_SCENARIO(Good, state) {
   for (auto _ : state) ThreeBlocks();
 }
@@ -62,6 +113,24 @@ FAULT_SCENARIO(ThrowOnAnotherThread,
 FAULT_SCENARIO(Exit, std::exit(0))
 FAULT_SCENARIO(KillItself, std::raise(SIGKILL))
 FAULT_SCENARIO(Hang, for (;;) pause())
+FAULT_SCENARIO(SigtermToTheRunner, kill(getppid(), SIGTERM); for (;;) pause())
+FAULT_SCENARIO(SigintToTheRunner, kill(getppid(), SIGINT); for (;;) pause())
+FAULT_SCENARIO(SignalFromADaemon, SignalTheRunnerFromADaemon(SIGHUP))
+FAULT_SCENARIO(ClosesEveryDescriptor, CloseEveryDescriptor())
+FAULT_SCENARIO(ClosesEveryDescriptorForGood, CloseEveryDescriptorForGood())
+
+// Starts one agent per process (in the count pass), and goes on: measured, and the agent is
+// killed when the instance ends.
+ALLOCBENCH_SCENARIO(Daemon, state) {
+  static bool started = false;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (!started) {
+      started = true;
+      StartDaemon();
+    }
+  }
+}
 
 // Keeps 64 B per op and leaves a thread behind that allocates for ever: both end with the
 // instance's process, so the next instance is measured as if they had never been.
@@ -87,6 +156,24 @@ ALLOCBENCH_SCENARIO(CrashAfter3000Ops, state) {
   for (auto _ : state) {
     ThreeBlocks();
     if (++ops > 3000) WriteThroughNull();
+  }
+}
+
+// End the process in the time pass, after the count pass has reported its result: the instance
+// is still a failed one.
+ALLOCBENCH_SCENARIO(ExitAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) std::exit(0);
+  }
+}
+
+ALLOCBENCH_SCENARIO(UnderscoreExitAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) _exit(0);
   }
 }
 
@@ -145,9 +232,17 @@ ALLOCBENCH_REGISTER(ThrowOnAnotherThread)->Name("fault/throw_on_thread");
 ALLOCBENCH_REGISTER(Exit)->Name("fault/exit");
 ALLOCBENCH_REGISTER(KillItself)->Name("fault/sigkill");
 ALLOCBENCH_REGISTER(Hang)->Name("fault/hang");
+ALLOCBENCH_REGISTER(SigtermToTheRunner)->Name("fault/sigterm_to_runner");
+ALLOCBENCH_REGISTER(SigintToTheRunner)->Name("fault/sigint_to_runner");
+ALLOCBENCH_REGISTER(SignalFromADaemon)->Name("fault/sighup_to_runner_from_daemon");
+ALLOCBENCH_REGISTER(ClosesEveryDescriptor)->Name("fault/closes_every_descriptor");
+ALLOCBENCH_REGISTER(ClosesEveryDescriptorForGood)->Name("fault/closes_the_report_pipe_for_good");
+ALLOCBENCH_REGISTER(Daemon)->Name("fault/daemon");
 ALLOCBENCH_REGISTER(Leak)->Name("fault/leak");
 ALLOCBENCH_REGISTER(CrashAfter3000Ops)->Name("fault/segfault_in_time_pass");
 ALLOCBENCH_REGISTER(ThrowAfter3000Ops)->Name("fault/throw_in_time_pass");
+ALLOCBENCH_REGISTER(ExitAfter3000Ops)->Name("fault/exit_in_time_pass");
+ALLOCBENCH_REGISTER(UnderscoreExitAfter3000Ops)->Name("fault/_exit_in_time_pass");
 ALLOCBENCH_REGISTER(TwoLoops)->Name("misuse/two_loops");
 ALLOCBENCH_REGISTER(SkipWithNull)->Name("misuse/skip_with_null");
 ALLOCBENCH_REGISTER(CounterWithNullName)->Name("misuse/counter_null_name");

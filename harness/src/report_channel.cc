@@ -1,0 +1,96 @@
+#include "report_channel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace allocbench {
+namespace {
+
+struct Channel {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  pid_t supervisor = 0;
+  int supervisor_fd = -1;
+  ChannelState* state = nullptr;
+};
+
+Channel g_channel;  // a child has one supervisor
+
+bool IsThePipe(int fd) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_channel.dev && st.st_ino == g_channel.ino;
+}
+
+char* AppendNumber(char* p, unsigned long value) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  while (n > 0) *p++ = digits[--n];
+  return p;
+}
+
+// The pipe, opened again if the scenario closed or replaced our descriptor; -1 if it cannot be.
+int Descriptor() {
+  if (IsThePipe(g_channel.fd)) return g_channel.fd;
+  if (g_channel.state == nullptr || g_channel.state->lost_errno != 0) return -1;
+  char path[64] = "/proc/";
+  char* p = AppendNumber(path + 6, static_cast<unsigned long>(g_channel.supervisor));
+  for (const char* s = "/fd/"; *s; ++s) *p++ = *s;
+  *AppendNumber(p, static_cast<unsigned long>(g_channel.supervisor_fd)) = '\0';
+  // Opening a pipe's /proc entry opens the pipe itself, as a FIFO, in the mode asked for.
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || !IsThePipe(fd)) {
+    g_channel.state->lost_errno = fd < 0 ? errno : ESTALE;
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  g_channel.fd = fd;
+  return fd;
+}
+
+bool WriteAll(int fd, const char* data, size_t length) {
+  while (length > 0) {
+    const ssize_t n = write(fd, data, length);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // the supervisor is gone: nothing left to tell
+    data += n;
+    length -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void OpenChannel(int fd, pid_t supervisor, int supervisor_fd, ChannelState* state) {
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    g_channel.dev = st.st_dev;
+    g_channel.ino = st.st_ino;
+  }
+  g_channel.fd = fd;
+  g_channel.supervisor = supervisor;
+  g_channel.supervisor_fd = supervisor_fd;
+  g_channel.state = state;
+}
+
+bool SendToParent(char kind, const char* text, size_t length) {
+  const int saved_errno = errno;
+  const int fd = Descriptor();
+  const char head[2] = {kind, ' '};
+  const bool sent =
+      fd >= 0 && WriteAll(fd, head, 2) && WriteAll(fd, text, length) && WriteAll(fd, "\n", 1);
+  errno = saved_errno;
+  return sent;
+}
+
+bool SendToParent(char kind, const std::string& text) {
+  return SendToParent(kind, text.data(), text.size());
+}
+
+}  // namespace allocbench
