@@ -116,7 +116,7 @@ int Run(int argc, const char* const* argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  InstallInterruptHandlers();
+  InstallInterruptHandlers(options.isolate);
   const std::string valgrind = options.instructions ? ValgrindVersion() : "";
   if (!options.callgrind_dumps.empty() && !callgrind::RunningOnValgrind()) {
     throw UserError(

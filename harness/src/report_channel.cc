@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace allocbench {
@@ -54,13 +55,24 @@ int Descriptor() {
   return fd;
 }
 
-bool WriteAll(int fd, const char* data, size_t length) {
-  while (length > 0) {
-    const ssize_t n = write(fd, data, length);
+// One writev(): a message of up to PIPE_BUF bytes is never interleaved with one that another
+// process of the instance's sends (a forked process's terminate handler, say).
+bool WriteMessage(int fd, char kind, const char* text, size_t length) {
+  char head[2] = {kind, ' '};
+  char newline = '\n';
+  iovec parts[3] = {{head, 2}, {const_cast<char*>(text), length}, {&newline, 1}};
+  iovec* next = parts;
+  int left = 3;
+  while (left > 0) {
+    const ssize_t n = writev(fd, next, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;  // the supervisor is gone: nothing left to tell
-    data += n;
-    length -= static_cast<size_t>(n);
+    size_t done = static_cast<size_t>(n);
+    for (; left > 0 && done >= next->iov_len; --left, ++next) done -= next->iov_len;
+    if (left > 0) {  // a part written in part
+      next->iov_base = static_cast<char*>(next->iov_base) + done;
+      next->iov_len -= done;
+    }
   }
   return true;
 }
@@ -82,9 +94,7 @@ void OpenChannel(int fd, pid_t supervisor, int supervisor_fd, ChannelState* stat
 bool SendToParent(char kind, const char* text, size_t length) {
   const int saved_errno = errno;
   const int fd = Descriptor();
-  const char head[2] = {kind, ' '};
-  const bool sent =
-      fd >= 0 && WriteAll(fd, head, 2) && WriteAll(fd, text, length) && WriteAll(fd, "\n", 1);
+  const bool sent = fd >= 0 && WriteMessage(fd, kind, text, length);
   errno = saved_errno;
   return sent;
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include <atomic>
 #include <csignal>
 
 #include "proc_stat.h"
@@ -12,7 +13,9 @@ namespace allocbench {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-volatile std::sig_atomic_t g_from_descendant = 0;
+std::atomic<int> g_from_descendant{0};  // lock-free, so a handler may set it
+bool g_isolating = false;
+static_assert(std::atomic<int>::is_always_lock_free);
 
 // The other signals that end a process by default and that a scenario may send its parent.
 constexpr int kOtherEndingSignals[] = {SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
@@ -28,7 +31,7 @@ bool FromDescendant(const siginfo_t* info) {
 // interrupts us and then asks us to stop (allocbench's proc.py) still gets the saved results.
 void OnSignal(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
-  if (FromDescendant(info)) {
+  if (g_isolating && FromDescendant(info)) {
     g_from_descendant = signal_number;
   } else if (signal_number == SIGINT || signal_number == SIGTERM) {
     g_interrupted = 1;
@@ -42,7 +45,8 @@ void OnSignal(int signal_number, siginfo_t* info, void*) {
 
 }  // namespace
 
-void InstallInterruptHandlers() {
+void InstallInterruptHandlers(bool isolating) {
+  g_isolating = isolating;
   struct sigaction action {};
   action.sa_sigaction = OnSignal;
   sigemptyset(&action.sa_mask);
@@ -71,11 +75,7 @@ void RestoreDefaultSignals() {
 
 bool Interrupted() { return g_interrupted != 0; }
 
-int TakeSignalFromDescendant() {
-  const int signal_number = g_from_descendant;
-  g_from_descendant = 0;
-  return signal_number;
-}
+int TakeSignalFromDescendant() { return g_from_descendant.exchange(0); }
 
 std::string SignalName(int signal_number) {
   const char* abbrev = sigabbrev_np(signal_number);

@@ -2,9 +2,11 @@
 // supervisor is blocked in (no SA_RESTART), so the run stops within a poll slice and saves what
 // it measured; a second SIGINT ends the process at once.
 //
-// A signal that one of allocbench-run's own descendants sends it — a scenario's
-// kill(getppid(), SIGTERM), an agent it started that signals its parent's parent — is not a stop
-// request: it is the running instance's fault (TakeSignalFromDescendant()), and the run goes on.
+// When instances run in processes of their own, a signal that one of allocbench-run's own
+// descendants sends it — a scenario's kill(getppid(), SIGTERM), an agent it started that signals
+// its parent's parent — is not a stop request: it is the running instance's fault
+// (TakeSignalFromDescendant()), and the run goes on. (Without isolation there is no process of
+// the instance's to stop instead: such a signal stops the run, as any other.)
 // The same holds for the other signals that would end the process (SIGHUP, SIGQUIT, SIGUSR1,
 // SIGUSR2, SIGALRM); from anyone else, those end it as they always did. The sender is told by
 // the siginfo's si_pid, whose parents the handler follows in /proc. Not covered: SIGKILL and
@@ -16,7 +18,7 @@
 
 namespace allocbench {
 
-void InstallInterruptHandlers();
+void InstallInterruptHandlers(bool isolating);
 // In a child process: every signal as InstallInterruptHandlers() found it (the scenario's own).
 void RestoreDefaultSignals();
 bool Interrupted();

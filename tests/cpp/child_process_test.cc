@@ -20,11 +20,27 @@
 namespace allocbench {
 namespace {
 
-// In a child of the body: tells the supervisor this process's pid ('G'), then waits for ever.
-[[noreturn]] void ReportPidAndWait() {
-  SendToParent('G', std::to_string(getpid()));
-  for (;;) pause();
-}
+// A process of the body's tells the supervisor its pid ('G'), then waits for ever; the body
+// waits until it has told (else the body could end, and the process be killed, before).
+class Waiter {
+ public:
+  Waiter() {
+    if (pipe(told_) != 0) std::abort();
+  }
+  [[noreturn]] void TellAndWait() {
+    SendToParent('G', std::to_string(getpid()));
+    if (write(told_[1], "x", 1) != 1) std::abort();
+    for (;;) pause();
+  }
+  void UntilTold() {
+    char c;
+    while (read(told_[0], &c, 1) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  int told_[2];
+};
 
 pid_t GrandchildPid(const ChildReport& report) {
   return static_cast<pid_t>(std::stol(report.Last('G')));
@@ -89,7 +105,9 @@ TEST(ChildProcess, AHangIsKilledAtTheTimeLimit) {
 TEST(ChildProcess, AGrandchildHoldingThePipeDoesNotHoldTheParentNorOutliveTheChild) {
   const ChildReport report = RunInChild(
       [] {
-        if (fork() == 0) ReportPidAndWait();
+        Waiter waiter;
+        if (fork() == 0) waiter.TellAndWait();
+        waiter.UntilTold();
         SendToParent('D', "");
       },
       30);
@@ -104,13 +122,15 @@ TEST(ChildProcess, AGrandchildHoldingThePipeDoesNotHoldTheParentNorOutliveTheChi
 TEST(ChildProcess, ADaemonInASessionOfItsOwnIsKilledAndCounted) {
   const ChildReport report = RunInChild(
       [] {
+        Waiter waiter;
         const pid_t middle = fork();
         if (middle == 0) {
           setsid();
-          if (fork() == 0) ReportPidAndWait();
+          if (fork() == 0) waiter.TellAndWait();
           _exit(0);
         }
         waitpid(middle, nullptr, 0);
+        waiter.UntilTold();
         SendToParent('D', "");
       },
       30);
@@ -122,10 +142,12 @@ TEST(ChildProcess, ADaemonInASessionOfItsOwnIsKilledAndCounted) {
 TEST(ChildProcess, TheDaemonOfAChildThatTimedOutIsKilledToo) {
   const ChildReport report = RunInChild(
       [] {
+        Waiter waiter;
         if (fork() == 0) {
           setsid();
-          ReportPidAndWait();
+          waiter.TellAndWait();
         }
+        waiter.UntilTold();
         for (;;) pause();
       },
       1);
@@ -200,7 +222,7 @@ TEST(ChildProcess, APipeThatCannotBeOpenedAgainIsToldWithTheReason) {
 // A scenario that signals allocbench-run, itself or through a process it started in a session
 // of its own, commits a fault of its own: the run is not interrupted.
 TEST(ChildProcess, ASignalFromTheChildOrItsDaemonIsItsFaultNotAnInterrupt) {
-  InstallInterruptHandlers();
+  InstallInterruptHandlers(true);
   const ChildReport direct = RunInChild(
       [] {
         kill(getppid(), SIGTERM);

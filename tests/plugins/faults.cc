@@ -3,8 +3,11 @@
 // allocbench-run and check that every good instance is measured exactly and every bad one is
 // recorded with its reason.
 #include <allocbench/scenario.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +63,8 @@ void CloseEveryDescriptorForGood() {
 // group), fork again, the middle process exits. The agent waits for ever; its pid is appended to
 // $ALLOCBENCH_TEST_DAEMON_PIDS, for the test that checks it is gone.
 void StartDaemon() {
+  int started[2];  // the agent says it has written its pid; the scenario waits for that
+  if (pipe(started) != 0) std::abort();
   const pid_t middle = fork();
   if (middle == 0) {
     setsid();
@@ -70,11 +75,37 @@ void StartDaemon() {
         if (write(fd, line.data(), line.size()) < 0) _exit(1);
         close(fd);
       }
+      if (write(started[1], "x", 1) != 1) _exit(1);
       for (;;) pause();
     }
     _exit(0);
   }
   waitpid(middle, nullptr, 0);
+  char c;
+  while (read(started[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  close(started[0]);
+  close(started[1]);
+}
+
+// A process the scenario started signals its parent: the instance's process (or, without
+// isolation, allocbench-run itself). To the scenario's thread, which holds the signal until the
+// child is reaped, so that no process of the scenario's is left when it strikes.
+void SignalFromAChild() {
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &before);
+  const pid_t parent = getpid();
+  const pid_t thread = static_cast<pid_t>(syscall(SYS_gettid));
+  const pid_t child = fork();
+  if (child == 0) {
+    syscall(SYS_tgkill, parent, thread, SIGTERM);
+    _exit(0);
+  }
+  while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 // An agent of the scenario's, in a session of its own, signals allocbench-run.
@@ -116,6 +147,7 @@ FAULT_SCENARIO(Hang, for (;;) pause())
 FAULT_SCENARIO(SigtermToTheRunner, kill(getppid(), SIGTERM); for (;;) pause())
 FAULT_SCENARIO(SigintToTheRunner, kill(getppid(), SIGINT); for (;;) pause())
 FAULT_SCENARIO(SignalFromADaemon, SignalTheRunnerFromADaemon(SIGHUP))
+FAULT_SCENARIO(SigtermFromAChild, SignalFromAChild())
 FAULT_SCENARIO(ClosesEveryDescriptor, CloseEveryDescriptor())
 FAULT_SCENARIO(ClosesEveryDescriptorForGood, CloseEveryDescriptorForGood())
 
@@ -235,6 +267,7 @@ ALLOCBENCH_REGISTER(Hang)->Name("fault/hang");
 ALLOCBENCH_REGISTER(SigtermToTheRunner)->Name("fault/sigterm_to_runner");
 ALLOCBENCH_REGISTER(SigintToTheRunner)->Name("fault/sigint_to_runner");
 ALLOCBENCH_REGISTER(SignalFromADaemon)->Name("fault/sighup_to_runner_from_daemon");
+ALLOCBENCH_REGISTER(SigtermFromAChild)->Name("fault/sigterm_from_child");
 ALLOCBENCH_REGISTER(ClosesEveryDescriptor)->Name("fault/closes_every_descriptor");
 ALLOCBENCH_REGISTER(ClosesEveryDescriptorForGood)->Name("fault/closes_the_report_pipe_for_good");
 ALLOCBENCH_REGISTER(Daemon)->Name("fault/daemon");

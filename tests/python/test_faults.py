@@ -41,6 +41,7 @@ FAULTS = {
     "fault/sighup_to_runner_from_daemon": "count pass: sent SIGHUP (Hangup) to allocbench-run (a "
                                           "kill() of its parent, by the scenario or a process it "
                                           "started?) and was stopped",
+    "fault/sigterm_from_child": "count pass: crashed with SIGTERM (Terminated)",
     "fault/closes_the_report_pipe_for_good":
         "count pass: closed allocbench-run's report pipe (a close() of file descriptors it did "
         "not open, as a daemonizing agent does?), which could not be opened again (Too many open "
@@ -110,6 +111,8 @@ def test_a_daemon_the_scenario_started_is_killed_and_noted(fault_run):
     assert f"    fault/daemon: {DAEMON_NOTE}\n" in done.stdout
     (daemon,) = [int(pid) for pid in out.with_name("daemons").read_text().split()]
     assert not Path(f"/proc/{daemon}").exists()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"gets a `note`: `{DAEMON_NOTE}`" in " ".join(readme.split())   # as the README says
 
 
 def test_every_good_instance_is_measured_exactly_around_the_faults(fault_run):
@@ -182,6 +185,23 @@ def test_one_signal_stops_a_hanging_run_and_keeps_what_was_measured(runner, faul
     doc = results.load(Path(str(out) + ".partial"))
     assert [(r["name"], r["alloc"]["bytes_per_op"]) for r in doc["results"]] == \
         [("good/before", 96)]
+
+
+def test_without_isolation_a_signal_from_a_process_the_scenario_started_stops_the_run(
+        runner, faults, tmp_path):
+    """fault/sigterm_from_child's child sends SIGTERM to its parent: without isolation that is
+    allocbench-run itself, and there is no instance's process to stop instead. The instance
+    ends its pass, and the run stops after it."""
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(faults), "--filter",
+                      "good/before|fault/sigterm_from_child|good/after", "--no-time",
+                      "--no-isolation", "--out", str(out))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.endswith(f"allocbench-run: interrupted after 2 of 3 instances; results so "
+                                f"far are in {out}.partial\n")
+    assert [(r["name"], r["alloc"]["bytes_per_op"])
+            for r in results.load(Path(f"{out}.partial"))["results"]] == \
+        [("good/before", 96), ("fault/sigterm_from_child", 96)]
 
 
 def test_a_killed_run_takes_its_instance_with_it_and_keeps_what_it_measured(runner, faults,
