@@ -9,20 +9,25 @@ namespace {
 
 // "/proc/<pid>/stat" into `path` (at least 32 bytes).
 void StatPath(pid_t pid, char* path) {
-  char digits[16];
-  int n = 0;
-  for (unsigned long v = static_cast<unsigned long>(pid); n == 0 || v > 0; v /= 10) {
-    digits[n++] = static_cast<char>('0' + v % 10);
-  }
-  const char head[] = "/proc/";
   char* p = path;
-  for (const char* h = head; *h; ++h) *p++ = *h;
-  while (n > 0) *p++ = digits[--n];
-  for (const char* t = "/stat"; *t; ++t) *p++ = *t;
+  for (const char* s = "/proc/"; *s; ++s) *p++ = *s;
+  p = AppendDecimal(p, static_cast<unsigned long>(pid));
+  for (const char* s = "/stat"; *s; ++s) *p++ = *s;
   *p = '\0';
 }
 
 }  // namespace
+
+char* AppendDecimal(char* out, unsigned long value) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value > 0);
+  while (n > 0) *out++ = digits[--n];
+  return out;
+}
 
 bool ReadProcStat(pid_t pid, ProcStat* out) {
   if (pid <= 0) return false;

@@ -18,6 +18,10 @@ bool ReadProcStat(pid_t pid, ProcStat* out);
 // True if `pid` is a child, grandchild, ... of the calling process.
 bool IsDescendant(pid_t pid);
 
+// Writes `value` in decimal at `out` (no terminating NUL); returns the end. For /proc paths
+// built without allocating.
+char* AppendDecimal(char* out, unsigned long value);
+
 }  // namespace allocbench
 
 #endif  // ALLOCBENCH_HARNESS_PROC_STAT_H_

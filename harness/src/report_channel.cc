@@ -6,6 +6,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "proc_stat.h"
+
 namespace allocbench {
 namespace {
 
@@ -25,25 +27,14 @@ bool IsThePipe(int fd) {
   return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == g_channel.dev && st.st_ino == g_channel.ino;
 }
 
-char* AppendNumber(char* p, unsigned long value) {
-  char digits[24];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0);
-  while (n > 0) *p++ = digits[--n];
-  return p;
-}
-
 // The pipe, opened again if the scenario closed or replaced our descriptor; -1 if it cannot be.
 int Descriptor() {
   if (IsThePipe(g_channel.fd)) return g_channel.fd;
   if (g_channel.state == nullptr || g_channel.state->lost_errno != 0) return -1;
   char path[64] = "/proc/";
-  char* p = AppendNumber(path + 6, static_cast<unsigned long>(g_channel.supervisor));
+  char* p = AppendDecimal(path + 6, static_cast<unsigned long>(g_channel.supervisor));
   for (const char* s = "/fd/"; *s; ++s) *p++ = *s;
-  *AppendNumber(p, static_cast<unsigned long>(g_channel.supervisor_fd)) = '\0';
+  *AppendDecimal(p, static_cast<unsigned long>(g_channel.supervisor_fd)) = '\0';
   // Opening a pipe's /proc entry opens the pipe itself, as a FIFO, in the mode asked for.
   const int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0 || !IsThePipe(fd)) {
