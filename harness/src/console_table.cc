@@ -77,6 +77,7 @@ std::string FormatTable(const nlohmann::json& results) {
       row[0] += " !";
       notes += "  ! " + name + ": error: " + ForTerminal(r.value("error", "")) + "\n";
     }
+    if (r.contains("note")) notes += "    " + name + ": " + ForTerminal(r.value("note", "")) + "\n";
     rows.push_back(std::move(row));
   }
   std::vector<size_t> widths(rows[0].size(), 0);

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "child_process.h"
+#include "journal.h"
 #include "signals.h"
 #include "text.h"
 #include "user_error.h"
@@ -98,13 +98,8 @@ std::vector<std::string> InnerCommand(const Options& o, const std::vector<std::s
 }
 
 json ReadInner(const std::string& path) {
-  for (const std::string& file : {path, path + ".partial"}) {
-    std::ifstream in(file);
-    if (!in) continue;
-    json doc = json::parse(in, nullptr, false);
-    if (doc.is_object() && doc.contains("results") && doc.at("results").is_array()) return doc;
-  }
-  return nullptr;
+  const json done = ReadResults(path);
+  return done.is_null() ? ReadResults(path + ".partial") : done;
 }
 
 std::string WhyNone(const ChildReport& report) {
@@ -139,7 +134,7 @@ bool RunInstructionsPass(const Options& options, const std::vector<std::string>&
                  results.size(), valgrind_version.c_str());
   }
   const std::vector<std::string> command = InnerCommand(options, plugins, dir.path());
-  const ChildReport report = RunInChild([&](int) { Exec(command); }, 0);
+  const ChildReport report = RunInChild([&] { Exec(command); }, 0);
   if (report.end == ChildReport::End::kInterrupted) return false;
   const json inner = ReadInner(dir.path() + "/results.json");
   std::map<std::string, json> by_name;

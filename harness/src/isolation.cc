@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <typeinfo>
@@ -22,12 +23,11 @@ namespace {
 using nlohmann::json;
 
 // Messages from a measuring child.
-constexpr char kPass = 'P';    // a pass starts: "count", "time"
-constexpr char kResult = 'R';  // the instance's results entry so far, as one line of JSON
-constexpr char kThrew = 'E';   // an exception nobody caught, or std::terminate()
-constexpr char kDone = 'D';    // the instance ended normally
-
-int g_report_fd = -1;  // the child's end of the pipe, for the terminate handler
+constexpr char kPass = 'P';     // a pass starts: "count", "time"
+constexpr char kResult = 'R';   // the instance's results entry so far, as one line of JSON
+constexpr char kThrew = 'E';    // an exception nobody caught, or std::terminate()
+constexpr char kRefused = 'U';  // the plugin is refused: the UserError's text
+constexpr char kDone = 'D';     // the instance ended normally
 
 std::string TypeName(const std::type_info* type) {
   if (type == nullptr) return "an exception";
@@ -38,9 +38,9 @@ std::string TypeName(const std::type_info* type) {
   return name;
 }
 
-// Runs in the child when an exception escapes a scenario (on any thread) or a scenario calls
-// std::terminate(): tells the parent what was thrown, then aborts as the default handler would.
-[[noreturn]] void OnTerminate() {
+// In a terminate handler: what was thrown ("threw std::runtime_error: ..."), or that
+// std::terminate() was called.
+std::string Uncaught() {
   std::string what = "called std::terminate()";
   if (std::exception_ptr e = std::current_exception()) {
     const std::string type = TypeName(abi::__cxa_current_exception_type());
@@ -52,8 +52,25 @@ std::string TypeName(const std::type_info* type) {
       what = "threw " + type;
     }
   }
-  SendToParent(g_report_fd, kThrew, json(ValidUtf8(what)).dump());
+  return ValidUtf8(what);
+}
+
+// Runs in the child when an exception escapes a scenario (on any thread) or a scenario calls
+// std::terminate(), or a static constructor of a plugin throws while it loads: tells the parent
+// what was thrown, then aborts as the default handler would.
+[[noreturn]] void OnTerminate() {
+  SendToParent(kThrew, json(Uncaught()).dump());
   std::abort();
+}
+
+const std::string* g_loading = nullptr;  // the plugin LoadPluginHere() is loading
+
+// In allocbench-run itself, while a plugin loads: the refusal, as for any other broken plugin.
+[[noreturn]] void OnTerminateWhileLoading() {
+  std::fprintf(stderr, "allocbench-run: error: %s\n",
+               ForTerminal(ThrewWhileLoading(*g_loading, Uncaught())).c_str());
+  std::fflush(stderr);
+  _exit(2);
 }
 
 // The text of a message the child sent as a JSON string (raw, should it be anything else).
@@ -68,10 +85,18 @@ std::string Seconds(double s) {
   return buf;
 }
 
+std::string Processes(int n) { return std::to_string(n) + (n == 1 ? " process" : " processes"); }
+
 // What ended the child, as the results' error says it.
 std::string Fault(const ChildReport& report, const Options& options) {
   if (report.Got(kThrew)) {
     return Text(report.Last(kThrew)) + " (uncaught)";
+  }
+  if (report.channel_lost_errno != 0) {
+    return "closed allocbench-run's report pipe (a close() of file descriptors it did not open, "
+           "as a daemonizing agent does?), which could not be opened again (" +
+           std::string(std::strerror(report.channel_lost_errno)) +
+           "): what it measured after that is lost";
   }
   switch (report.end) {
     case ChildReport::End::kTimedOut:
@@ -83,6 +108,10 @@ std::string Fault(const ChildReport& report, const Options& options) {
     case ChildReport::End::kExited:
       return "ended the process with exit status " + std::to_string(report.status) +
              " (a call to exit() or _exit() in the scenario?)";
+    case ChildReport::End::kSignaledSupervisor:
+      return "sent " + SignalName(report.status) +
+             " to allocbench-run (a kill() of its parent, by the scenario or a process it "
+             "started?) and was stopped";
     case ChildReport::End::kInterrupted:
       break;
   }
@@ -91,20 +120,24 @@ std::string Fault(const ChildReport& report, const Options& options) {
 
 }  // namespace
 
+std::string ThrewWhileLoading(const std::string& path, const std::string& what) {
+  return "--plugin '" + path + "': a static constructor " + what +
+         " (uncaught) while the plugin loaded; catch it in the plugin, or give it what it needs";
+}
+
 json MeasureIsolated(const Instance& instance, const Options& options, const std::string& allocator,
                      bool* interrupted) {
   *interrupted = false;
   const ChildReport report = RunInChild(
-      [&](int fd) {
-        g_report_fd = fd;
+      [&] {
         std::set_terminate(OnTerminate);
         MeasureHooks hooks;
-        hooks.starting = [fd](const char* pass) { SendToParent(fd, kPass, pass); };
+        hooks.starting = [](const char* pass) { SendToParent(kPass, pass); };
         hooks.measured = [&](const InstanceResult& r) {
-          SendToParent(fd, kResult, Dump(ResultToJson(r, allocator)));
+          SendToParent(kResult, Dump(ResultToJson(r, allocator)));
         };
-        SendToParent(fd, kResult, Dump(ResultToJson(Measure(instance, options, hooks), allocator)));
-        SendToParent(fd, kDone, "");
+        SendToParent(kResult, Dump(ResultToJson(Measure(instance, options, hooks), allocator)));
+        SendToParent(kDone, "");
       },
       options.instance_timeout_s);
   if (report.end == ChildReport::End::kInterrupted) {
@@ -117,15 +150,19 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
   }
   json result =
       report.Got(kResult) ? json::parse(report.Last(kResult), nullptr, false) : json(nullptr);
-  if (report.Got(kDone) && report.end == ChildReport::End::kExited && report.status == 0 &&
-      result.is_object()) {
-    return result;
-  }
-  // The fault: keep what an earlier pass measured, say which pass died and how.
+  const bool done = report.Got(kDone) && report.end == ChildReport::End::kExited &&
+                    report.status == 0 && result.is_object();
   if (!result.is_object()) {
     result = ResultToJson(
         InstanceResult{instance, std::nullopt, std::nullopt, {}, "", std::nullopt}, allocator);
   }
+  if (report.left_running > 0) {
+    result["note"] = "left " + Processes(report.left_running) +
+                     " running when it ended (a daemon or an agent it started?), killed then; "
+                     "allocations in other processes are not counted";
+  }
+  if (done) return result;
+  // The fault: keep what an earlier pass measured, say which pass died and how.
   const std::string pass = report.Got(kPass) ? report.Last(kPass) + " pass: " : "";
   result["error"] = pass + Fault(report, options);
   return result;
@@ -133,12 +170,13 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
 
 void ProbePlugin(const std::string& path, double timeout_s) {
   const ChildReport report = RunInChild(
-      [&](int fd) {
+      [&] {
+        std::set_terminate(OnTerminate);
         try {
           ExpandInstances({LoadPlugin(path)});
-          SendToParent(fd, kDone, "");
+          SendToParent(kDone, "");
         } catch (const UserError& e) {
-          SendToParent(fd, kThrew, json(ValidUtf8(e.what())).dump());
+          SendToParent(kRefused, json(ValidUtf8(e.what())).dump());
         }
       },
       timeout_s);
@@ -146,9 +184,8 @@ void ProbePlugin(const std::string& path, double timeout_s) {
   if (report.Got(kHarnessFailed)) {
     throw std::runtime_error("loading " + path + ": " + ValidUtf8(report.Last(kHarnessFailed)));
   }
-  if (report.Got(kThrew)) {
-    throw UserError(Text(report.Last(kThrew)));
-  }
+  if (report.Got(kRefused)) throw UserError(Text(report.Last(kRefused)));
+  if (report.Got(kThrew)) throw UserError(ThrewWhileLoading(path, Text(report.Last(kThrew))));
   std::string why;
   switch (report.end) {
     case ChildReport::End::kSignaled:
@@ -160,12 +197,26 @@ void ProbePlugin(const std::string& path, double timeout_s) {
       break;
     case ChildReport::End::kInterrupted:
       throw UserError("interrupted while loading plugins");
+    case ChildReport::End::kSignaledSupervisor:
+      why = "sent " + SignalName(report.status) +
+            " to allocbench-run while loading (a static constructor of the plugin signals its "
+            "parent?)";
+      break;
     case ChildReport::End::kExited:
       why = "ended the process while loading (exit status " + std::to_string(report.status) +
             "); a static constructor of the plugin calls exit()?";
       break;
   }
   throw UserError("--plugin '" + path + "': " + why);
+}
+
+Plugin LoadPluginHere(const std::string& path) {
+  g_loading = &path;
+  const std::terminate_handler before = std::set_terminate(OnTerminateWhileLoading);
+  Plugin plugin = LoadPlugin(path);
+  std::set_terminate(before);
+  g_loading = nullptr;
+  return plugin;
 }
 
 }  // namespace allocbench

@@ -1,8 +1,9 @@
 // Fault isolation: every instance is measured in a child process of its own, so one that
-// crashes, aborts, throws, exits or hangs is a failed instance with its reason and every other
-// instance is still measured (DESIGN.md, "Faults"). Plugins are first loaded in a throw-away
-// child too, so a plugin that crashes while loading (a truncated file, a static constructor that
-// faults) is refused with a message instead of ending the run.
+// crashes, aborts, throws, exits, hangs or signals allocbench-run is a failed instance with its
+// reason and every other instance is still measured (DESIGN.md, "Faults"); processes it leaves
+// running are killed and noted. Plugins are first loaded in a throw-away child too, so a plugin
+// that crashes or throws while loading (a truncated file, a static constructor that faults) is
+// refused with a message instead of ending the run.
 #ifndef ALLOCBENCH_HARNESS_ISOLATION_H_
 #define ALLOCBENCH_HARNESS_ISOLATION_H_
 
@@ -22,6 +23,14 @@ nlohmann::json MeasureIsolated(const Instance& instance, const Options& options,
 
 // Throws UserError if loading `path` (and reading its registrations) fails or crashes.
 void ProbePlugin(const std::string& path, double timeout_s);
+
+// LoadPlugin(path) in this process. An exception that a static constructor of the plugin throws
+// cannot be caught (it reaches std::terminate() inside dlopen()): it ends the process with exit
+// code 2 and the message a refused plugin gets.
+Plugin LoadPluginHere(const std::string& path);
+
+// The refusal of a plugin whose static constructor threw: `what` is "threw <type>: <what()>".
+std::string ThrewWhileLoading(const std::string& path, const std::string& what);
 
 }  // namespace allocbench
 

@@ -2,6 +2,7 @@
 // instance (each in a child process of its own, see isolation.h), prints the table and writes
 // the results JSON.
 #include <allocbench/counting.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "context.h"
 #include "instructions_pass.h"
 #include "isolation.h"
+#include "journal.h"
 #include "measure.h"
 #include "options.h"
 #include "plugin_loader.h"
@@ -57,11 +59,27 @@ std::vector<Instance> Select(std::vector<Instance> all, const std::string& filte
   return selected;
 }
 
-// Measures every instance into `results`, saving FILE.partial after each; false if a SIGINT or
+// Paths as the user meant them, whatever a plugin's static constructor does to the current
+// folder (a chdir() would redirect a relative --out, or the next relative --plugin).
+Options Resolved(Options options) {
+  char cwd[PATH_MAX];
+  const auto absolute = [&](std::string& path) {
+    if (path.empty() || path[0] == '/') return;
+    if (getcwd(cwd, sizeof cwd) == nullptr) {
+      throw UserError("cannot resolve the relative path '" + path +
+                      "': the current folder is gone; give an absolute path");
+    }
+    path = std::string(cwd) + "/" + path;
+  };
+  absolute(options.out);
+  for (std::string& plugin : options.plugins) absolute(plugin);
+  return options;
+}
+
+// Measures every instance into `results`, adding each to FILE.partial; false if a SIGINT or
 // SIGTERM stopped it.
 bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
-                const nlohmann::json& context, const std::string& partial,
-                nlohmann::json& results) {
+                const nlohmann::json& context, Journal& journal, nlohmann::json& results) {
   const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
   const char* pass = options.callgrind_dumps.empty() ? "" : "callgrind ";
   for (size_t i = 0; i < instances.size(); ++i) {
@@ -79,9 +97,7 @@ bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
       results.push_back(ResultToJson(Measure(instances[i], options), allocator));
     }
     // Everything measured so far survives a crash or a kill of the run itself.
-    if (!partial.empty()) {
-      WriteFileAtomically(partial, Dump(ResultsDocument(context, results, false), 2) + "\n");
-    }
+    journal.Append(results.back());
   }
   return !Interrupted();
 }
@@ -89,7 +105,7 @@ bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
 int Run(int argc, const char* const* argv) {
   // The harness's own thread is never counted; scenario threads switch themselves on.
   counting::SetMode(counting::Mode::kIgnored);
-  const Options options = ParseOptions(argc, argv);
+  const Options options = Resolved(ParseOptions(argc, argv));
   // Before --help: a sweep or ab checks its runner's options with it, before building anything.
   if (options.instructions && !callgrind::Available()) {
     throw UserError(
@@ -100,7 +116,7 @@ int Run(int argc, const char* const* argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  InstallInterruptHandlers();
+  InstallInterruptHandlers(options.isolate);
   const std::string valgrind = options.instructions ? ValgrindVersion() : "";
   if (!options.callgrind_dumps.empty() && !callgrind::RunningOnValgrind()) {
     throw UserError(
@@ -112,7 +128,7 @@ int Run(int argc, const char* const* argv) {
   std::vector<Plugin> plugins;
   for (const std::string& path : paths) {
     if (options.isolate) ProbePlugin(path, options.instance_timeout_s);
-    plugins.push_back(LoadPlugin(path));
+    plugins.push_back(LoadPluginHere(path));
   }
   const std::vector<Instance> instances = Select(ExpandInstances(plugins), options.filter);
   if (options.list) {
@@ -129,7 +145,8 @@ int Run(int argc, const char* const* argv) {
   if (options.time) InitializeTimePass(argv[0]);
 
   nlohmann::json results = nlohmann::json::array();
-  if (!MeasureAll(instances, options, context, partial, results) ||
+  Journal journal(partial, context);
+  if (!MeasureAll(instances, options, context, journal, results) ||
       (options.instructions && !RunInstructionsPass(options, paths, valgrind, context, results))) {
     std::fprintf(
         stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
@@ -142,7 +159,7 @@ int Run(int argc, const char* const* argv) {
   }
   if (!options.out.empty()) {
     WriteFileAtomically(options.out, Dump(ResultsDocument(context, results, true), 2) + "\n");
-    unlink(partial.c_str());
+    journal.Remove();
   }
   const auto failed = std::count_if(results.begin(), results.end(),
                                     [](const nlohmann::json& r) { return r.contains("error"); });
@@ -156,21 +173,32 @@ int Run(int argc, const char* const* argv) {
   return 0;
 }
 
-}  // namespace
-}  // namespace allocbench
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   try {
-    return allocbench::Run(argc, argv);
-  } catch (const allocbench::UserError& e) {
-    if (allocbench::Interrupted()) {
+    return Run(argc, argv);
+  } catch (const UserError& e) {
+    if (Interrupted()) {
       std::fprintf(stderr, "allocbench-run: interrupted\n");
       return 130;
     }
-    std::fprintf(stderr, "allocbench-run: error: %s\n", allocbench::ForTerminal(e.what()).c_str());
+    std::fprintf(stderr, "allocbench-run: error: %s\n", ForTerminal(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "allocbench-run: internal error: %s\n", e.what());
     return 3;
   }
+}
+
+}  // namespace
+}  // namespace allocbench
+
+int main(int argc, char** argv) {
+  const int code = allocbench::Main(argc, argv);
+  // Out without running static destructors or exit handlers: everything is written, and a
+  // plugin's destructor may crash or hang (a common C++ bug), which would turn a run that
+  // measured everything into a failed one. heaptrack (allocbench profile runs us under it)
+  // writes the end of its data from an exit handler: it is told to, first.
+  std::fflush(nullptr);
+  if (auto stop = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "heaptrack_stop"))) stop();
+  _exit(code);
 }

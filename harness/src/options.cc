@@ -39,8 +39,9 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
   --quiet              do not print the table
   --help               show this help
 
-An instance that crashes, aborts, throws, exits or times out is recorded as failed with the
-reason (in its child process), and the others are still measured.
+An instance that crashes, aborts, throws, exits, signals allocbench-run or times out is
+recorded as failed with the reason (in its child process), and the others are still measured;
+processes it leaves running are killed.
 
 Exit codes: 0 every instance measured, 1 an instance failed (see "error" in the results, the
 rest are measured), 2 bad input or usage, 3 internal error, 130 interrupted by SIGINT or SIGTERM

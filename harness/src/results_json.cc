@@ -40,11 +40,6 @@ std::string TempPathFor(const std::string& path) {
   return path + ".tmp." + std::to_string(getpid());
 }
 
-[[noreturn]] void FailWrite(const std::string& path, const char* what, int err) {
-  throw UserError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) +
-                  "); choose a writable --out path");
-}
-
 // A rename would replace whatever `path` is: only a regular file (or nothing) may be there.
 void CheckRegularOrAbsent(const std::string& path) {
   struct stat st;
@@ -63,6 +58,11 @@ void CheckRegularOrAbsent(const std::string& path) {
 }
 
 }  // namespace
+
+void FailWrite(const std::string& path, const char* what, int err) {
+  throw UserError("cannot write '" + path + "' (" + what + ": " + std::strerror(err) +
+                  "); choose a writable --out path");
+}
 
 json ResultToJson(const InstanceResult& r, const std::string& allocator) {
   json out = {{"name", r.instance.name}, {"scenario", r.instance.scenario},

@@ -6,7 +6,7 @@
 //   "fields": [{"key", "section", "unit", "gate", "help"}...],   // from fields.h
 //   "results": [{"name", "scenario", "args": {..}, "threads", "allocator", "plugin",
 //                "alloc": {...} | null, "time": {...} | null,
-//                "counters"?: {"name": {"value", "unit"}}, "error"?: "..."}]
+//                "counters"?: {"name": {"value", "unit"}}, "error"?: "...", "note"?: "..."}]
 // }
 #ifndef ALLOCBENCH_HARNESS_RESULTS_JSON_H_
 #define ALLOCBENCH_HARNESS_RESULTS_JSON_H_
@@ -38,6 +38,9 @@ void WriteFileAtomically(const std::string& path, const std::string& content);
 
 // Throws UserError, naming the path and the reason, if `path` cannot be written.
 void CheckWritable(const std::string& path);
+
+// The UserError of a failed write: `what` failed ("write", "sync") with errno `err`.
+[[noreturn]] void FailWrite(const std::string& path, const char* what, int err);
 
 }  // namespace allocbench
 

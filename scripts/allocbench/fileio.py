@@ -118,11 +118,11 @@ def _own_problem(value: Any) -> str | None:
     return None
 
 
-def _first_problem(doc: Any) -> str | None:
+def _first_problem(doc: Any, root: Any = None) -> str | None:
     """'<JSON path> <problem>' of the first value no gate can judge, else None. A value's place
     is kept as (parent's place, key) and spelled out only for the value reported: a store of
-    a hundred records has a million values."""
-    stack: list[tuple[Any, Any, int]] = [(None, doc, 0)]
+    a hundred records has a million values. `root` is the place of `doc` itself."""
+    stack: list[tuple[Any, Any, int]] = [(root, doc, 0)]
     while stack:
         place, value, depth = stack.pop()
         problem = _own_problem(value)
@@ -153,30 +153,40 @@ def _special(text: str) -> float:
 
 def read_json(path: Path, what: str, fix: str, *, special_numbers: bool = False) -> Any:
     """The JSON document at `path`. UserError naming the file, the problem and `fix` when the
-    file cannot be read, is not UTF-8, is empty, is not JSON, spells NaN or Infinity (unless
-    `special_numbers`: then they are floats, for a reader that refuses them where it reads a
-    value), holds a number beyond a double or a 64-bit integer, repeats a key, or nests deeper
-    than MAX_DEPTH: values no gate can judge."""
-    return parse_json(read_text(path, what, fix), path, fix, special_numbers=special_numbers)
+    file cannot be read, is not UTF-8, is empty, or its text is refused by parse_json."""
+    return parse_json(read_json_text(path, what, fix), str(path), fix,
+                      special_numbers=special_numbers)
 
 
-def parse_json(text: str, path: Path | str, fix: str, *, special_numbers: bool = False) -> Any:
-    """The JSON document `text` read from `path`, checked as read_json checks a file."""
+def read_json_text(path: Path, what: str, fix: str) -> str:
+    """read_text(), refusing an empty file (no JSON value)."""
+    text = read_text(path, what, fix)
     if not text.strip():
         raise UserError(f"{path}: is empty; {fix}")
+    return text
+
+
+def parse_json(text: str, origin: str, fix: str, *, special_numbers: bool = False,
+               line: int = 1, root: Any = None) -> Any:
+    """The JSON value of `text`, which starts on line `line` of `origin` and sits at the place
+    `root` of its document (see _first_problem). UserError naming `origin`, the problem and
+    `fix` when it is not JSON, spells NaN or Infinity (unless `special_numbers`: then they are
+    floats, for a reader that refuses them where it reads a value), holds a number beyond a
+    double or a 64-bit integer, repeats a key, or nests deeper than MAX_DEPTH: values no gate
+    can judge."""
     constant = _special if special_numbers else \
         (lambda s: _Bad(f"is {s}, not a finite number"))
     try:
         doc = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=constant,
                          object_pairs_hook=_object)
     except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
-                        f"{fix}") from None
+        raise UserError(f"{origin}: not valid JSON (line {e.lineno + line - 1}, column "
+                        f"{e.colno}: {e.msg}); {fix}") from None
     except RecursionError:
-        raise UserError(f"{path}: nests deeper than {MAX_DEPTH} levels; {fix}") from None
-    problem = _first_problem(doc)
+        raise UserError(f"{origin}: nests deeper than {MAX_DEPTH} levels; {fix}") from None
+    problem = _first_problem(doc, root)
     if problem:
-        raise UserError(f"{path}: {problem}; {fix}")
+        raise UserError(f"{origin}: {problem}; {fix}")
     return doc
 
 

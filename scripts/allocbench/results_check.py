@@ -130,8 +130,9 @@ def _result(c: Checker, result: Any, where: str, fields: dict[str, list[dict[str
     c.each(result, where, {"scenario": c.text, "args": c.integers,
                            "threads": lambda v, w: c.integer(v, w, low=1), "allocator": c.text})
     c.each(result, where, {"plugin": c.text, "error": lambda v, w: c.text(v, w, empty=False),
+                           "note": lambda v, w: c.text(v, w, empty=False),
                            "counters": lambda v, w: _counters(c, v, w)},
-           optional=("plugin", "error", "counters"))
+           optional=("plugin", "error", "note", "counters"))
     for section, key in SECTIONS.items():
         value, at = result.get(section), json_path(where, section)
         if not ran[section]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from allocbench import proc
+from allocbench import proc, runner_exit
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.escape import terminal
 from allocbench.revision import Revision
@@ -197,13 +197,14 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
     for subject in subjects:
         folder = out / subject.name
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.json"):
+        for stale in (*folder.glob("*.json"), *folder.glob("*.json.partial")):
             stale.unlink()
         folders[subject.name] = folder
     for fork in range(1, forks + 1):
         for subject in subjects:
             result = folders[subject.name] / f"fork-{fork}.json"
             command = [str(runner), "--quiet", "--out", str(result), *subject.context, *options]
+            before = runner_exit.snapshot(result)
             for plugin in subject.plugins:
                 command += ["--plugin", str(plugin)]
             announce(f"fork {fork}/{forks} of {subject.name}")
@@ -214,7 +215,12 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
             if done.returncode == 2:  # allocbench-run refused its input: a --filter, a plugin
                 raise UserError(f"{runner} refused fork {fork} of {subject.name}: "
                                 f"{last.removeprefix('allocbench-run: error: ')}")
-            if done.returncode not in (0, 1):  # 1: a scenario failed, the others were measured
+            if done.returncode == 3:  # its own failure, which it printed
                 raise MeasurementFailed(f"{runner} failed on fork {fork} of {subject.name} "
-                                        f"(exit code {done.returncode}): {last}")
+                                        f"(exit code 3): {last}")
+            if done.returncode not in runner_exit.OWN_CODES:
+                said = f" (its last output: {last})" if done.stderr.strip() else ""
+                raise MeasurementFailed(
+                    f"{runner} {runner_exit.ending(done.returncode)} on fork {fork} of "
+                    f"{subject.name}{said}; {runner_exit.left_behind(result, before)}")
     return folders

@@ -3,13 +3,21 @@
 // allocbench-run and check that every good instance is measured exactly and every bad one is
 // recorded with its reason.
 #include <allocbench/scenario.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace {
@@ -37,6 +45,80 @@ void WriteThroughNull() {
   *p = 1;
 }
 
+// What a daemonizing agent does to the descriptors it inherited: closes them all, and the files
+// it opens next get their numbers.
+void CloseEveryDescriptor() {
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  for (int i = 0; i < 16; ++i) open("/dev/null", O_WRONLY);
+}
+
+// The same, and then no descriptor can be opened at all: the pipe cannot be opened again.
+void CloseEveryDescriptorForGood() {
+  for (int fd = 3; fd < 4096; ++fd) close(fd);
+  const rlimit none{0, 0};
+  setrlimit(RLIMIT_NOFILE, &none);
+}
+
+// Starts an agent as daemons start: fork, setsid() (out of the instance's session and process
+// group), fork again, the middle process exits. The agent waits for ever; its pid is appended to
+// $ALLOCBENCH_TEST_DAEMON_PIDS, for the test that checks it is gone.
+void StartDaemon() {
+  int started[2];  // the agent says it has written its pid; the scenario waits for that
+  if (pipe(started) != 0) std::abort();
+  const pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    if (fork() == 0) {
+      if (const char* file = std::getenv("ALLOCBENCH_TEST_DAEMON_PIDS")) {
+        const std::string line = std::to_string(getpid()) + "\n";
+        const int fd = open(file, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (write(fd, line.data(), line.size()) < 0) _exit(1);
+        close(fd);
+      }
+      if (write(started[1], "x", 1) != 1) _exit(1);
+      for (;;) pause();
+    }
+    _exit(0);
+  }
+  waitpid(middle, nullptr, 0);
+  char c;
+  while (read(started[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  close(started[0]);
+  close(started[1]);
+}
+
+// A process the scenario started signals its parent: the instance's process (or, without
+// isolation, allocbench-run itself). To the scenario's thread, which holds the signal until the
+// child is reaped, so that no process of the scenario's is left when it strikes.
+void SignalFromAChild() {
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &before);
+  const pid_t parent = getpid();
+  const pid_t thread = static_cast<pid_t>(syscall(SYS_gettid));
+  const pid_t child = fork();
+  if (child == 0) {
+    syscall(SYS_tgkill, parent, thread, SIGTERM);
+    _exit(0);
+  }
+  while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
+// An agent of the scenario's, in a session of its own, signals allocbench-run.
+void SignalTheRunnerFromADaemon(int signal_number) {
+  const pid_t runner = getppid();
+  if (fork() == 0) {
+    setsid();
+    kill(runner, signal_number);
+    for (;;) pause();
+  }
+  for (;;) pause();
+}
+
 ALLOCBENCH_SCENARIO(Good, state) {
   for (auto _ : state) ThreeBlocks();
 }
@@ -62,6 +144,25 @@ FAULT_SCENARIO(ThrowOnAnotherThread,
 FAULT_SCENARIO(Exit, std::exit(0))
 FAULT_SCENARIO(KillItself, std::raise(SIGKILL))
 FAULT_SCENARIO(Hang, for (;;) pause())
+FAULT_SCENARIO(SigtermToTheRunner, kill(getppid(), SIGTERM); for (;;) pause())
+FAULT_SCENARIO(SigintToTheRunner, kill(getppid(), SIGINT); for (;;) pause())
+FAULT_SCENARIO(SignalFromADaemon, SignalTheRunnerFromADaemon(SIGHUP))
+FAULT_SCENARIO(SigtermFromAChild, SignalFromAChild())
+FAULT_SCENARIO(ClosesEveryDescriptor, CloseEveryDescriptor())
+FAULT_SCENARIO(ClosesEveryDescriptorForGood, CloseEveryDescriptorForGood())
+
+// Starts one agent per process (in the count pass), and goes on: measured, and the agent is
+// killed when the instance ends.
+ALLOCBENCH_SCENARIO(Daemon, state) {
+  static bool started = false;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (!started) {
+      started = true;
+      StartDaemon();
+    }
+  }
+}
 
 // Keeps 64 B per op and leaves a thread behind that allocates for ever: both end with the
 // instance's process, so the next instance is measured as if they had never been.
@@ -87,6 +188,24 @@ ALLOCBENCH_SCENARIO(CrashAfter3000Ops, state) {
   for (auto _ : state) {
     ThreeBlocks();
     if (++ops > 3000) WriteThroughNull();
+  }
+}
+
+// End the process in the time pass, after the count pass has reported its result: the instance
+// is still a failed one.
+ALLOCBENCH_SCENARIO(ExitAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) std::exit(0);
+  }
+}
+
+ALLOCBENCH_SCENARIO(UnderscoreExitAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) _exit(0);
   }
 }
 
@@ -145,9 +264,18 @@ ALLOCBENCH_REGISTER(ThrowOnAnotherThread)->Name("fault/throw_on_thread");
 ALLOCBENCH_REGISTER(Exit)->Name("fault/exit");
 ALLOCBENCH_REGISTER(KillItself)->Name("fault/sigkill");
 ALLOCBENCH_REGISTER(Hang)->Name("fault/hang");
+ALLOCBENCH_REGISTER(SigtermToTheRunner)->Name("fault/sigterm_to_runner");
+ALLOCBENCH_REGISTER(SigintToTheRunner)->Name("fault/sigint_to_runner");
+ALLOCBENCH_REGISTER(SignalFromADaemon)->Name("fault/sighup_to_runner_from_daemon");
+ALLOCBENCH_REGISTER(SigtermFromAChild)->Name("fault/sigterm_from_child");
+ALLOCBENCH_REGISTER(ClosesEveryDescriptor)->Name("fault/closes_every_descriptor");
+ALLOCBENCH_REGISTER(ClosesEveryDescriptorForGood)->Name("fault/closes_the_report_pipe_for_good");
+ALLOCBENCH_REGISTER(Daemon)->Name("fault/daemon");
 ALLOCBENCH_REGISTER(Leak)->Name("fault/leak");
 ALLOCBENCH_REGISTER(CrashAfter3000Ops)->Name("fault/segfault_in_time_pass");
 ALLOCBENCH_REGISTER(ThrowAfter3000Ops)->Name("fault/throw_in_time_pass");
+ALLOCBENCH_REGISTER(ExitAfter3000Ops)->Name("fault/exit_in_time_pass");
+ALLOCBENCH_REGISTER(UnderscoreExitAfter3000Ops)->Name("fault/_exit_in_time_pass");
 ALLOCBENCH_REGISTER(TwoLoops)->Name("misuse/two_loops");
 ALLOCBENCH_REGISTER(SkipWithNull)->Name("misuse/skip_with_null");
 ALLOCBENCH_REGISTER(CounterWithNullName)->Name("misuse/counter_null_name");

@@ -55,6 +55,13 @@ EXTRA_LINE = next(i for i, text in enumerate(SPANS.splitlines(), 1) if "EXTRA" i
 # A null-pointer store on the fifth op (laundered: a plain one may become a trap).
 CRASH = ("static int ops = 0; if (++ops == 5) { volatile int* p = nullptr; "
          "allocbench::DoNotOptimize(p); *p = 1; }")
+# A static object whose destructor crashes, as a singleton torn down at exit may: in every
+# process that loads the plugin, allocbench-run's own included.
+CRASH_AT_EXIT = """
+struct Registry {
+  ~Registry() { volatile int* p = nullptr; allocbench::DoNotOptimize(p); *p = 1; }
+} registry;
+"""
 
 GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
@@ -88,10 +95,13 @@ def user_repo(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     }
     shas["docs"] = commit(repo, "docs only", {"spans.cc": SPANS.replace("EXTRA", ""),
                                               "README.md": "Spans.\n"})
-    # Off main: a candidate whose span scenario crashes, and one that does not compile.
-    for branch, extra in (("crash", CRASH), ("broken", "this does not compile;")):
+    # Off main: a candidate whose span scenario crashes, one that does not compile, and one
+    # that crashes at exit.
+    for branch, spans in (("crash", SPANS.replace("EXTRA", CRASH)),
+                          ("broken", SPANS.replace("EXTRA", "this does not compile;")),
+                          ("exit_crash", SPANS.replace("EXTRA", "") + CRASH_AT_EXIT)):
         git(repo, "checkout", "-q", "-b", branch, shas["base"])
-        shas[branch] = commit(repo, branch, {"spans.cc": SPANS.replace("EXTRA", extra)})
+        shas[branch] = commit(repo, branch, {"spans.cc": spans})
     git(repo, "checkout", "-q", "main")
     return repo, shas
 
@@ -178,6 +188,21 @@ def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix,
     assert "Gate failed: 1 gated regression (--fail-on any) in e2e/start_span (failed)." in \
         comment
     # The other scenario of the crashing plugin is still measured, and unchanged.
+    assert "| `e2e/tag` | `bytes_per_op` | 24 | 24 | 0 | same |" in comment
+
+
+def test_a_candidate_whose_static_destructor_crashes_at_exit_is_gated_normally(user_repo,
+                                                                             prefix, runner,
+                                                                             capsys):
+    """allocbench-run leaves without running exit handlers once its results are written, so
+    the crash is never reached; before, every fork died by SIGSEGV and `ab` failed with 3,
+    "no output"."""
+    repo, shas = user_repo
+    code = cli.main(ab(repo, prefix, runner, "main~2", "exit_crash", "--no-time", "--format",
+                       "markdown"))
+    comment = capsys.readouterr().out
+    assert code == 0, comment
+    assert "| `e2e/start_span` | `bytes_per_op` | 48 | 48 | 0 | same |" in comment
     assert "| `e2e/tag` | `bytes_per_op` | 24 | 24 | 0 | same |" in comment
 
 

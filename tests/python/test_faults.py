@@ -5,6 +5,7 @@ by one signal without leaving a process behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -31,9 +32,27 @@ FAULTS = {
     "fault/sigkill": "count pass: crashed with SIGKILL (Killed) (also what the kernel's OOM "
                      "killer sends)",
     "fault/hang": "count pass: did not finish within 3 s (--instance-timeout) and was killed",
+    "fault/sigterm_to_runner": "count pass: sent SIGTERM (Terminated) to allocbench-run (a kill() "
+                               "of its parent, by the scenario or a process it started?) and was "
+                               "stopped",
+    "fault/sigint_to_runner": "count pass: sent SIGINT (Interrupt) to allocbench-run (a kill() of "
+                              "its parent, by the scenario or a process it started?) and was "
+                              "stopped",
+    "fault/sighup_to_runner_from_daemon": "count pass: sent SIGHUP (Hangup) to allocbench-run (a "
+                                          "kill() of its parent, by the scenario or a process it "
+                                          "started?) and was stopped",
+    "fault/sigterm_from_child": "count pass: crashed with SIGTERM (Terminated)",
+    "fault/closes_the_report_pipe_for_good":
+        "count pass: closed allocbench-run's report pipe (a close() of file descriptors it did "
+        "not open, as a daemonizing agent does?), which could not be opened again (Too many open "
+        "files): what it measured after that is lost",
     "fault/segfault_in_time_pass": "time pass: crashed with SIGSEGV (Segmentation fault)",
     "fault/throw_in_time_pass":
         "time pass: threw std::runtime_error: the flush queue is full (uncaught)",
+    "fault/exit_in_time_pass": "time pass: ended the process with exit status 0 (a call to exit() "
+                               "or _exit() in the scenario?)",
+    "fault/_exit_in_time_pass": "time pass: ended the process with exit status 0 (a call to "
+                                "exit() or _exit() in the scenario?)",
     "misuse/two_loops": "count pass: the scenario body runs `for (auto _ : state)` more than "
                         "once; give it exactly one measured loop (split the work into two "
                         "scenarios)",
@@ -51,6 +70,10 @@ FAULTS = {
                                              "and ArgNames()",
 }
 GOOD = ["good/before", "good/after"]
+# Faults that cost nothing: measured exactly (96 B/op in 3 allocations), as the good ones.
+HARMLESS = ["fault/closes_every_descriptor", "fault/daemon"]
+DAEMON_NOTE = ("left 1 process running when it ended (a daemon or an agent it started?), killed "
+               "then; allocations in other processes are not counted")
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +83,12 @@ def faults(build_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def fault_run(runner, faults, tmp_path_factory):
+    """The whole plugin in one run; fault/daemon writes its agent's pid to `daemons`."""
     out = tmp_path_factory.mktemp("faults") / "r.json"
+    daemons = out.with_name("daemons")
     done = run_runner(runner, "--plugin", str(faults), "--instance-timeout", "3",
-                      "--repetitions", "2", "--min-time", "0.01", "--out", str(out))
+                      "--repetitions", "2", "--min-time", "0.01", "--out", str(out),
+                      env=dict(os.environ, ALLOCBENCH_TEST_DAEMON_PIDS=str(daemons)))
     return done, out
 
 
@@ -74,14 +100,25 @@ def test_every_fault_is_recorded_with_its_reason(fault_run):
     errors = {r["name"]: r.get("error") for r in doc["results"]}
     assert {name: error for name, error in errors.items() if error} == FAULTS
     assert sorted(name for name, error in errors.items() if not error) == \
-        sorted(GOOD + ["fault/leak"])
+        sorted(GOOD + HARMLESS + ["fault/leak"])
     assert f"allocbench-run: {len(FAULTS)} scenario instance(s) failed" in done.stderr
+
+
+def test_a_daemon_the_scenario_started_is_killed_and_noted(fault_run):
+    done, out = fault_run
+    notes = {r["name"]: r["note"] for r in results.load(out)["results"] if "note" in r}
+    assert notes == {"fault/daemon": DAEMON_NOTE}
+    assert f"    fault/daemon: {DAEMON_NOTE}\n" in done.stdout
+    (daemon,) = [int(pid) for pid in out.with_name("daemons").read_text().split()]
+    assert not Path(f"/proc/{daemon}").exists()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"gets a `note`: `{DAEMON_NOTE}`" in " ".join(readme.split())   # as the README says
 
 
 def test_every_good_instance_is_measured_exactly_around_the_faults(fault_run):
     _, out = fault_run
     by_name = {r["name"]: r for r in results.load(out)["results"]}
-    for name in GOOD:
+    for name in GOOD + HARMLESS:
         alloc = by_name[name]["alloc"]
         assert (alloc["bytes_per_op"], alloc["allocs_per_op"], alloc["frees_per_op"]) == \
             (96, 3, 3)
@@ -150,14 +187,64 @@ def test_one_signal_stops_a_hanging_run_and_keeps_what_was_measured(runner, faul
         [("good/before", 96)]
 
 
-def test_a_killed_run_takes_its_instance_with_it(runner, faults, tmp_path):
-    proc, child = _start_hanging_run(runner, faults, tmp_path / "r.json")
+def test_without_isolation_a_signal_from_a_process_the_scenario_started_stops_the_run(
+        runner, faults, tmp_path):
+    """fault/sigterm_from_child's child sends SIGTERM to its parent: without isolation that is
+    allocbench-run itself, and there is no instance's process to stop instead. The instance
+    ends its pass, and the run stops after it."""
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(faults), "--filter",
+                      "good/before|fault/sigterm_from_child|good/after", "--no-time",
+                      "--no-isolation", "--out", str(out))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.endswith(f"allocbench-run: interrupted after 2 of 3 instances; results so "
+                                f"far are in {out}.partial\n")
+    assert [(r["name"], r["alloc"]["bytes_per_op"])
+            for r in results.load(Path(f"{out}.partial"))["results"]] == \
+        [("good/before", 96), ("fault/sigterm_from_child", 96)]
+
+
+def test_a_killed_run_takes_its_instance_with_it_and_keeps_what_it_measured(runner, faults,
+                                                                            tmp_path):
+    out = tmp_path / "r.json"
+    proc, child = _start_hanging_run(runner, faults, out)
     proc.kill()
     proc.communicate(timeout=30)
     deadline = time.monotonic() + 10
     while _alive(child):
         assert time.monotonic() < deadline, "the instance's process outlived allocbench-run"
         time.sleep(0.02)
+    doc = results.load(Path(str(out) + ".partial"))
+    assert doc["complete"] is False
+    assert [(r["name"], r["alloc"]["bytes_per_op"]) for r in doc["results"]] == \
+        [("good/before", 96)]
+
+
+def test_the_partial_file_grows_by_one_line_per_instance(runner, faults, tmp_path):
+    """A journal, not a document rewritten after each instance: its first line is the
+    document without results, then each instance's entry on a line of its own."""
+    out = tmp_path / "r.json"
+    partial = Path(str(out) + ".partial")
+    proc = subprocess.Popen([str(runner), "--plugin", str(faults), "--filter",
+                             "good/before|fault/segfault$|fault/hang", "--no-time", "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (partial.exists() and partial.read_text().count("\n") == 3):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    proc.kill()
+    proc.communicate(timeout=30)
+    head, *lines = partial.read_text().splitlines(keepends=True)
+    header = json.loads(head)
+    assert (header["journal"], header["complete"], header["results"]) == (True, False, [])
+    entries = [json.loads(line) for line in lines]
+    assert [(e["name"], e.get("error")) for e in entries] == [
+        ("good/before", None),
+        ("fault/segfault", "count pass: crashed with SIGSEGV (Segmentation fault)")]
+    assert all(line.endswith("}\n") for line in lines)
+    doc = results.load(partial)
+    del header["journal"]
+    assert doc == {**header, "results": entries}
 
 
 @pytest.mark.parametrize("plugin, message", [
@@ -167,6 +254,9 @@ def test_a_killed_run_takes_its_instance_with_it(runner, faults, tmp_path):
                          "complete? rebuild the plugin"),
     ("truncated.so", "crashed while loading with SIGBUS (Bus error); is the file complete? "
                      "rebuild the plugin"),
+    ("throw_at_load.so", "a static constructor threw std::runtime_error: the agent's socket is "
+                         "missing (uncaught) while the plugin loaded; catch it in the plugin, or "
+                         "give it what it needs"),
 ])
 def test_a_plugin_broken_before_any_scenario_is_refused(runner, build_dir, ground_truth,
                                                          tmp_path, plugin, message):
@@ -266,3 +356,60 @@ def test_stopping_allocbench_stops_its_runner_and_the_instance(build_dir, faults
         time.sleep(0.02)
     doc = results.load(Path(str(out) + ".partial"))
     assert [r["name"] for r in doc["results"]] == ["good/before"]
+
+
+# --- faults in allocbench-run's own process, around the scenarios (tests/plugins/process_faults.cc)
+
+
+def _process_fault(build_dir: Path, kind: str) -> Path:
+    return build_dir / "tests" / "plugins" / f"{kind}.so"
+
+
+@pytest.mark.parametrize("isolation", [[], ["--no-isolation"]], ids=["isolated", "in-process"])
+def test_a_static_destructor_that_crashes_at_exit_costs_nothing(runner, build_dir, tmp_path,
+                                                                isolation):
+    """allocbench-run leaves without running exit handlers once its results are written."""
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(_process_fault(build_dir, "crash_at_exit")),
+                      "--no-time", *isolation, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "process/three_blocks  " in done.stdout   # the table, flushed before the exit
+    doc = results.load(out)
+    assert doc["complete"] is True
+    assert [(r["name"], r["alloc"]["bytes_per_op"], r["alloc"]["allocs_per_op"])
+            for r in doc["results"]] == [("process/three_blocks", 96, 3)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_without_isolation_a_static_constructor_that_throws_is_refused_as_well(runner,
+                                                                               build_dir,
+                                                                               tmp_path):
+    """The exception reaches std::terminate() inside dlopen(), in allocbench-run's own process
+    (isolated, the plugin is refused earlier, in a child: see above)."""
+    plugin = _process_fault(build_dir, "throw_at_load")
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(plugin), "--no-time", "--no-isolation", "--out",
+                      str(out))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"allocbench-run: error: --plugin '{plugin}': a static constructor "
+                           "threw std::runtime_error: the agent's socket is missing (uncaught) "
+                           "while the plugin loaded; catch it in the plugin, or give it what it "
+                           "needs\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_chdir_in_a_static_constructor_moves_no_relative_path(runner, build_dir, ground_truth,
+                                                                 tmp_path):
+    """chdir_at_load.so moves to / as it loads: the relative --plugin after it and the
+    relative --out are still where they were when allocbench-run started."""
+    for plugin in (_process_fault(build_dir, "chdir_at_load"), ground_truth):
+        (tmp_path / plugin.name).write_bytes(plugin.read_bytes())
+    done = subprocess.run([str(runner), "--plugin", "chdir_at_load.so", "--plugin",
+                           "ground_truth.so", "--filter", "three_blocks|ground_truth/mixed$",
+                           "--no-time", "--quiet", "--out", "r.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = results.load(tmp_path / "r.json")
+    assert [(r["name"], r["alloc"]["bytes_per_op"]) for r in doc["results"]] == \
+        [("process/three_blocks", 96), ("ground_truth/mixed", 206)]
+    assert not Path("/r.json").exists()

@@ -9,11 +9,11 @@ embedded, results/<revision>.html.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
-from allocbench import instructions_pass, packages, proc, project, report, results, revision
+from allocbench import (instructions_pass, packages, proc, project, report, results, revision,
+                        runner_exit)
 from allocbench.errors import MeasurementFailed, UserError
 from allocbench.fileio import write_atomically
 
@@ -74,11 +74,15 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
     if no_time:
         command.append("--no-time")
     command += pass_flags
-    before = _identity(out)
+    before = runner_exit.snapshot(out)
     code = proc.run(command).returncode
-    if code not in (0, 1):   # 1: a scenario failed, and the others' results were written
-        return _runner_failed(runner, code)
-    if _identity(out) in (None, before):
+    if code in (2, 3, 130):   # bad input, internal error, interrupted: it printed why
+        return code
+    if code not in runner_exit.OWN_CODES:
+        raise MeasurementFailed(f"{runner} {runner_exit.ending(code)}; "
+                                f"{runner_exit.left_behind(out, before)}")
+    # 0, or 1: a scenario failed, and the others' results were written
+    if runner_exit.identity(out) in (None, before[0]):
         raise MeasurementFailed(f"{runner} exited with code {code} but did not write {out}; "
                                 "its output above says why")
     doc = results.load(out)
@@ -106,24 +110,3 @@ def report_path_for(out: Path) -> Path:
         raise UserError(f"--out {out}: the results file must end in .json (the report is "
                         "written next to it as .md); e.g. --out results/main.json")
     return out.with_suffix(".md")
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which file is at `path` (inode, modification time), so that a results file left by an
-    earlier run is never reported as this run's."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_mtime_ns
-
-
-def _runner_failed(runner: Path, code: int) -> int:
-    """allocbench-run's own exit codes pass through (2 bad input, 3 internal error, 130
-    interrupted; it printed why); a death by signal is a measurement that failed."""
-    if code in (2, 3, 130):
-        return code
-    if code < 0:
-        raise MeasurementFailed(f"{runner} was killed by {signal.Signals(-code).name}; "
-                                "the results measured so far are in the .partial file")
-    raise MeasurementFailed(f"{runner} ended with the unexpected exit code {code}")

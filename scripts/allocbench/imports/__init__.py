@@ -16,7 +16,6 @@ from typing import Any
 
 from allocbench import results
 from allocbench.errors import UserError
-from allocbench.fileio import read_json
 from allocbench.imports import bdn, gbench, jmh
 
 ALLOCBENCH = "allocbench"
@@ -41,7 +40,7 @@ def load(path: Path) -> tuple[str, list[dict[str, Any]]]:
     """(kind, the results documents) of the file at `path`."""
     # NaN and Infinity read as numbers: Google Benchmark writes them, and each importer
     # refuses them where it reads a value. allocbench's own files are read again as ever.
-    doc = read_json(path, "", results.FIX, special_numbers=True)
+    doc = results.read(path, special_numbers=True)
     kind = detect(doc)
     if kind == ALLOCBENCH:
         return kind, [results.load(path)]
