@@ -19,9 +19,9 @@ BUILD_PACKAGES = [
 # cmark-gfm: the escaping test renders our markdown as GitHub does; the report's own packages,
 # the browser its tests open it in, and a font for the comment's marks (🟥 ✅) in screenshots;
 # heaptrack (and zstd, to read its files) for the profile tests; valgrind for the instructions
-# pass's
-TEST_PACKAGES = ["python3-pytest", "python3-yaml", "python3-matplotlib", "cmark-gfm",
-                 "python3-jinja2", "python3-statsmodels", "chromium", "chromium-driver",
+# pass's; pytest-timeout makes a hanging test a failure.
+TEST_PACKAGES = ["python3-pytest", "python3-pytest-timeout", "python3-yaml", "python3-matplotlib",
+                 "cmark-gfm", "python3-jinja2", "python3-statsmodels", "chromium", "chromium-driver",
                  "python3-selenium", "fonts-noto-color-emoji", "heaptrack", "zstd",
                  "valgrind"]
 # The HTML report (reports/): its templates, pictures and the markdown it shows; a comparison

@@ -31,7 +31,12 @@ def runner_path(build: Path, allocator: str = "system") -> Path:
 def _run(step: list[str], what: str) -> None:
     print(f"allocbench: {what}", file=sys.stderr, flush=True)
     # The build's chatter goes to stderr: stdout is for results (e.g. `ab --format json`).
-    done = proc.run(step, stdout=sys.stderr)
+    # ccache keys on paths relative to the checkout, so a fresh clone (CI's) hits the entries of
+    # every earlier one on this machine.
+    env = dict(os.environ)
+    env.setdefault("CCACHE_BASEDIR", str(ROOT))
+    env.setdefault("CCACHE_NOHASHDIR", "true")
+    done = proc.run(step, stdout=sys.stderr, env=env)
     if done.returncode != 0:
         raise MeasurementFailed(f"{what} failed (exit code {done.returncode}); the output above "
                                 "says why")

@@ -10,9 +10,32 @@ from pathlib import Path
 
 import pytest
 
+import process_leaks
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(1, str(ROOT))   # reports/
+
+
+def pytest_configure(config) -> None:
+    if not config.pluginmanager.hasplugin("timeout"):
+        raise pytest.UsageError(
+            "the pytest-timeout plugin is missing, and without it a hang is a stuck run instead "
+            "of a failure: apt-get install python3-pytest-timeout (./allocbench test installs it)")
+    process_leaks.become_subreaper()
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind():
+    """Fails the test that leaves a process running (after the fixtures it uses are torn down;
+    module- and session-scoped ones are started before this looks), and kills what it left."""
+    before = process_leaks.children()
+    yield
+    left = process_leaks.left_behind(before)
+    for pid in left:
+        process_leaks.kill_tree(pid)
+    assert not left, "the test left processes running (killed now): " + "; ".join(
+        f"pid {pid}: {command}" for pid, command in left.items())
 
 
 @pytest.fixture(scope="session")

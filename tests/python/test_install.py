@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -14,6 +16,8 @@ def cmake(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["cmake", *args], capture_output=True, text=True, timeout=1200)
 
 
+# A cold build of the whole project in a copy of it.
+@pytest.mark.timeout(900)
 def test_install_after_the_run_commands_build(tmp_path):
     build, prefix = tmp_path / "build", tmp_path / "prefix"
     launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []

@@ -88,6 +88,8 @@ def test_precomputed_names_make_the_concatenation_sites_vanish(profiler, build_d
     assert after.costs == []
 
 
+# Three heaptrack runs of each of the built-in instances: minutes on a loaded 2-core machine.
+@pytest.mark.timeout(900)
 def test_the_sites_sum_to_the_count_pass_for_every_builtin_instance(profiler, tmp_path):
     runner, plugins = profiler
     names = profile.instances(runner, plugins)

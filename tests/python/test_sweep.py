@@ -214,6 +214,8 @@ def changes(commits, scenario: str) -> list[tuple[int, int, int]]:
     return [(a[0], b[0], b[-1]) for a, b in zip(runs, runs[1:])]
 
 
+# Builds up to a dozen revisions of the synthetic history, each from a cold tree.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("scenario", [synth.START_SPAN, synth.SET_TAG, synth.TRACE])
 def test_bisect_names_each_known_change(tracer, build_flags, full_sweep, tmp_path, capsys,
                                         scenario):
