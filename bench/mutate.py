@@ -20,10 +20,14 @@ Exit code 0 when every judged mutant was killed, 1 when one survived, 2 for bad 
 from __future__ import annotations
 
 import argparse
+import os
+import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,7 +55,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("mutate.json"))
     parser.add_argument("--resume", action="store_true", help="keep the results in --out")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
-    parser.add_argument("--jobs", type=int, default=2, help="build and ctest jobs")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="mutants run at once, each on a copy of its own [2]")
+    parser.add_argument("--build-jobs", type=int, default=os.cpu_count() or 2,
+                        help="jobs of each build and ctest [the CPUs]")
     parser.add_argument("--build-dir", type=Path, help="an existing build, for Python mutants")
     parser.add_argument("--tests", action="append", default=[], metavar="PATH",
                         help="the tests of the coverage run [tests/python]")
@@ -87,8 +94,12 @@ def main() -> int:
         log("--build-dir is for Python and CI mutants only: a C++ mutant would rebuild it")
         return 2
     equivalents = results.read_equivalents(args.equivalent) if args.equivalent.is_file() else {}
-    done = {r["id"]: r for r in results.read_json(args.out)} if args.resume and \
-        args.out.is_file() else {}
+    try:
+        done = {r["id"]: r for r in results.read_json(args.out)} if args.resume and \
+            args.out.is_file() else {}
+    except ValueError as e:
+        log(str(e))
+        return 2
     sys.path.insert(0, str(ROOT / "scripts"))
     from allocbench.errors import UserError
     from allocbench.packages import ensure
@@ -100,38 +111,56 @@ def main() -> int:
     temp = Path(tempfile.mkdtemp(prefix="allocbench-mutate-"))
     started = time.monotonic()
     try:
-        ws = Workspace(temp, args.jobs, args.build_dir.resolve() if args.build_dir else None,
-                       root)
-        log(f"copying {root} to {ws.src}: {ws.copy()} files")
-        if ws.own_build:
-            for step, action in (("configuring", ws.configure),
-                                 ("building", lambda: ws.compile(ws.logs / "build.log"))):
-                log(f"{step} {ws.build}")
-                code, output = action()
-                if code != 0:
-                    log(f"{step} failed: {first_error(output)} ({ws.logs / 'build.log'})")
-                    return 3
+        workspaces = [Workspace(temp / str(n), args.build_jobs, args.build_dir.resolve()
+                                if args.build_dir else None, root)
+                      for n in range(max(1, min(args.jobs, len(mutants))))]
+        for ws in workspaces:
+            log(f"copying {root} to {ws.src}: {ws.copy()} files")
+            if ws.own_build:
+                for step, action in (("configuring", ws.configure),
+                                     ("building", lambda: ws.compile(ws.logs / "build.log"))):
+                    log(f"{step} {ws.build}")
+                    code, output = action()
+                    if code != 0:
+                        log(f"{step} failed: {first_error(output)} ({ws.logs / 'build.log'})")
+                        return 3
+        first = workspaces[0]
         cmap = (coverage_map.load(args.coverage_map) if args.coverage_map else
-                coverage_map.load_or_measure(ws, names, tuple(args.tests) or ("tests/python",),
-                                             timeout=4 * 3600, log=log))
+                coverage_map.load_or_measure(first, names, tuple(args.tests) or
+                                             ("tests/python",), timeout=4 * 3600, log=log))
         if cmap.failing():
             log(f"tests failing on the unmutated copy, not used: {', '.join(cmap.failing())}")
-        records = []
-        for i, m in enumerate(mutants, start=1):
-            if m.id in done:
-                records.append(done[m.id])
-                continue
-            log(f"[{i}/{len(mutants)}] {m.id}: {m.diff}")
-            outcome = run_mutant(ws, m, cmap, args.timeout)
-            log(f"[{i}/{len(mutants)}] {outcome.result} {outcome.by} ({outcome.seconds:.1f} s)")
-            records.append({"id": m.id, "area": area_of(m.file), "file": m.file,
-                            "line": m.line, "operator": m.operator, "diff": m.diff,
-                            "result": outcome.result, "by": outcome.by,
-                            "seconds": round(outcome.seconds, 1)})
-            results.write_json(args.out, records, {"seed": args.seed,
-                                                   "coverage_seconds": round(cmap.seconds)})
-        results.write_json(args.out, records, {"seed": args.seed,
-                                               "coverage_seconds": round(cmap.seconds)})
+        meta = {"seed": args.seed, "coverage_seconds": round(cmap.seconds)}
+        found: dict[str, dict] = {i: r for i, r in done.items()
+                                  if i in {m.id for m in mutants}}
+        idle: queue.Queue[Workspace] = queue.Queue()
+        for ws in workspaces:
+            idle.put(ws)
+        order = {m.id: n for n, m in enumerate(mutants)}
+
+        def one(n: int, m) -> None:
+            ws = idle.get()
+            try:
+                log(f"[{n}/{len(mutants)}] {m.id}: {m.diff}")
+                outcome = run_mutant(ws, m, cmap, args.timeout)
+            finally:
+                idle.put(ws)
+            log(f"[{n}/{len(mutants)}] {outcome.result} {outcome.by} ({outcome.seconds:.1f} s)")
+            with lock:   # one writer at a time; the JSON is whole after every mutant
+                found[m.id] = results.record(
+                    id=m.id, area=area_of(m.file), file=m.file, line=m.line,
+                    operator=m.operator, diff=m.diff, result=outcome.result, by=outcome.by,
+                    seconds=round(outcome.seconds, 1))
+                results.write_json(args.out, sorted(found.values(), key=lambda r: order[r["id"]]),
+                                   meta)
+
+        lock = threading.Lock()
+        with ThreadPoolExecutor(len(workspaces)) as pool:
+            for future in [pool.submit(one, n, m) for n, m in enumerate(mutants, start=1)
+                           if m.id not in found]:
+                future.result()
+        records = sorted(found.values(), key=lambda r: order[r["id"]])
+        results.write_json(args.out, records, meta)
         stale = results.apply_equivalents(records, equivalents)
         text = results.markdown(records, stale)
         args.out.with_suffix(".md").write_text(text)

@@ -57,6 +57,7 @@ class Workspace:
         self.src = temp / "src"
         self.build = build or temp / "build"
         self.own_build = build is None
+        self.dirty = False   # the build holds objects of a mutated source
         self.logs = temp / "logs"
         self.jobs = jobs
         self.env = dict(os.environ, CCACHE_BASEDIR=str(temp), PYTHONDONTWRITEBYTECODE="1",

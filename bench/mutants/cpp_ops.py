@@ -44,7 +44,6 @@ def tokens(text: str) -> list[Token]:
     blanked = PREPROCESSOR.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
     found = []
     for match in TOKEN.finditer(blanked):
-        kind = match.lastgroup if match.lastgroup != "delim" else "raw"
         kind = next(k for k in ("skip", "raw", "string", "number", "word", "punct", "space",
                                 "other") if match.group(k) is not None)
         if kind not in ("skip", "space"):

@@ -24,6 +24,8 @@ QUIET_CALLS = {"add_argument", "add_parser", "add_argument_group", "add_subparse
 ANNOTATION_FIELDS = {"annotation", "returns"}
 NOT_NUMERIC = (ast.JoinedStr, ast.List, ast.Tuple, ast.ListComp, ast.Dict, ast.Set)
 ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#39|#x27);")
+BOOL_WORD = re.compile(r"\b(?:and|or)\b")
+SIGN = re.compile(r"[+-]=?")
 
 
 class _Spans:
@@ -117,7 +119,7 @@ def _mutate(node: ast.AST, spans: _Spans, edits: list[Edit], in_fstring: bool) -
     elif isinstance(node, ast.BoolOp):
         word = "and" if isinstance(node.op, ast.And) else "or"
         for left, right in zip(node.values, node.values[1:]):
-            at = _between(spans, left, right, re.compile(r"\b(?:and|or)\b"), word)
+            at = _between(spans, left, right, BOOL_WORD, word)
             if at:
                 add(Edit("and-or", *at, "or" if word == "and" else "and"))
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -150,7 +152,7 @@ def _mutate(node: ast.AST, spans: _Spans, edits: list[Edit], in_fstring: bool) -
         if not any(_textual(x) for x in (left, right)):
             sign = "+" if isinstance(node.op, ast.Add) else "-"
             suffix = "" if isinstance(node, ast.BinOp) else "="
-            at = _between(spans, left, right, re.compile(r"[+-]=?"), sign + suffix)
+            at = _between(spans, left, right, SIGN, sign + suffix)
             if at:
                 add(Edit("add-sub", *at, ("-" if sign == "+" else "+") + suffix))
     elif isinstance(node, (ast.Break, ast.Continue)):

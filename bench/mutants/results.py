@@ -25,9 +25,29 @@ def write_json(path: Path, records: list[dict], meta: dict) -> None:
     os.replace(temp, path)
 
 
+def record(**values: object) -> dict:
+    """One mutant's record, its fields in FIELDS' order (all of them, no others)."""
+    assert set(values) == set(FIELDS), sorted(set(values) ^ set(FIELDS))
+    return {field: values[field] for field in FIELDS}
+
+
 def read_json(path: Path) -> list[dict]:
-    doc = json.loads(path.read_text())
-    return doc["mutants"]
+    """The records of an earlier run, for --resume; a ValueError naming the file and the
+    JSON path of what is wrong."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a results file of bench/mutate.py ({e}); "
+                         "remove it or drop --resume") from None
+    mutants = doc.get("mutants") if isinstance(doc, dict) else None
+    if not isinstance(mutants, list):
+        raise ValueError(f"{path}: $.mutants is not a list; remove the file or drop --resume")
+    for n, r in enumerate(mutants):
+        if not isinstance(r, dict) or set(r) != set(FIELDS) or r["result"] not in RESULTS:
+            raise ValueError(f"{path}: $.mutants[{n}] is not a record with the fields "
+                             f"{', '.join(FIELDS)} and a result of {', '.join(RESULTS)}; "
+                             "remove the file or drop --resume")
+    return mutants
 
 
 def read_equivalents(path: Path) -> dict[str, str]:

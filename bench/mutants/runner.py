@@ -1,6 +1,7 @@
 """Running one mutant on a workspace: apply it, rebuild when C++ (a failed build is
 "not compiled"), run the tests that can see it, fastest first and stopping at the first
-failure, put the file back."""
+failure, put the file back. The build goes back to the unmutated code with the next mutant's
+build (the next C++ mutant's, or a rebuild before a Python one), not at once."""
 
 from __future__ import annotations
 
@@ -56,7 +57,14 @@ def run_mutant(ws: Workspace, mutant: Mutant, cmap: CoverageMap, timeout: float)
         return Outcome("not-covered", "", 0.0)
     try:
         path.write_text(mutant.apply(original))
+        if not cpp and ws.dirty:   # the last C++ mutant's objects are still in the build
+            path.write_text(original)
+            if ws.compile(log_file, timeout=timeout)[0] != 0:
+                raise RuntimeError(f"the unmutated copy no longer builds: {log_file}")
+            ws.dirty = False
+            path.write_text(mutant.apply(original))
         if cpp:
+            ws.dirty = True
             code, _ = ws.compile(log_file, timeout=timeout)
             if code != 0:
                 return Outcome("timed-out" if code is None else "not-compiled",
@@ -78,6 +86,4 @@ def run_mutant(ws: Workspace, mutant: Mutant, cmap: CoverageMap, timeout: float)
                                time.monotonic() - started)
         return Outcome("survived", "", time.monotonic() - started)
     finally:
-        path.write_text(original)
-        if cpp:
-            ws.compile(log_file, timeout=timeout)   # back to the unmutated build
+        path.write_text(original)   # rebuilt with the next mutant (ws.dirty)

@@ -176,38 +176,85 @@ def test_every_source_file_of_the_tree_is_in_exactly_one_area():
     assert area_of("ci/gitlab/allocbench.yml") == "CI shell"
 
 
-def test_the_tool_runs_end_to_end_on_a_tiny_tree(tmp_path):
+def tiny_tree(tmp_path: Path) -> Path:
+    """A checkout of one module with two mutants and one test that kills only one of them."""
     tree = tmp_path / "tree"
     (tree / "scripts" / "allocbench").mkdir(parents=True)
     (tree / "tests" / "python").mkdir(parents=True)
     (tree / "scripts" / "allocbench" / "stats.py").write_text("def f(a, b):\n    return a < b\n")
-    (tree / "tests" / "python" / "test_stats.py").write_text(
+    (tree / "tests" / "python" / "test_stats_stub.py").write_text(
         "import sys\nsys.path.insert(0, 'scripts')\nfrom allocbench.stats import f\n\n\n"
         "def test_f():\n    assert f(1, 2) is True\n")
     (tree / "pytest.ini").write_text("[pytest]\ntestpaths = tests/python\n")
     for args in (["init", "-q"], ["add", "-A"]):
         subprocess.run(["git", "-C", str(tree), *args], check=True)
-    equivalent = tmp_path / "equivalent.txt"
-    equivalent.write_text("scripts/allocbench/gone.py:1:cmp-flip:1:00000000 reviewed\n")
-    out = tmp_path / "r.json"
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "mutate.py"), "--root", str(tree),
-         "--per-module", "2", "--build-dir", str(tmp_path / "no-build"), "--out", str(out),
-         "--equivalent", str(equivalent)],
-        capture_output=True, text=True, timeout=120,
+    return tree
+
+
+def mutate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "mutate.py"), "--root", str(tmp_path / "tree"),
+         "--per-module", "2", "--build-dir", str(tmp_path / "no-build"),
+         "--out", str(tmp_path / "r.json"), "--equivalent", str(tmp_path / "equivalent.txt"),
+         *args], capture_output=True, text=True, timeout=120,
         env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")})
+
+
+KILLED = "scripts/allocbench/stats.py:2:return-const:1:e321f322"
+SURVIVOR = "scripts/allocbench/stats.py:2:cmp-flip:1:e321f322"
+HEADER = ("| area | sampled | killed | timed out | equivalent | survived | not covered "
+          "| not compiled | kill rate |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+
+
+def test_the_tool_runs_end_to_end_on_a_tiny_tree(tmp_path):
+    tiny_tree(tmp_path)
+    listed = mutate(tmp_path, "--list")
+    assert listed.stdout == (f"{KILLED}  return a < b → return False\n"
+                             f"{SURVIVOR}  return a < b → return a <= b\n"
+                             "2 mutants of 1 modules (seed 24)\n")
+    (tmp_path / "equivalent.txt").write_text(
+        "scripts/allocbench/gone.py:1:cmp-flip:1:00000000 reviewed\n")
+    done = mutate(tmp_path)   # two mutants on two workspaces (--jobs 2)
     assert done.returncode == 1, done.stderr
+    out = tmp_path / "r.json"
     records = json.loads(out.read_text())["mutants"]
-    assert [(r["id"], r["result"], r["by"], r["diff"]) for r in records] == [
-        ("scripts/allocbench/stats.py:2:return-const:1:e321f322", "killed",
-         "tests/python/test_stats.py::test_f", "return a < b → return False"),
-        ("scripts/allocbench/stats.py:2:cmp-flip:1:e321f322", "survived", "",
-         "return a < b → return a <= b")]
+    assert [(r["id"], r["area"], r["line"], r["result"], r["by"], r["diff"]) for r in records] == [
+        (KILLED, "gate", 2, "killed", "tests/python/test_stats_stub.py::test_f",
+         "return a < b → return False"),
+        (SURVIVOR, "gate", 2, "survived", "", "return a < b → return a <= b")]
     assert out.with_suffix(".md").read_text() == done.stdout == (
-        "| area | sampled | killed | timed out | equivalent | survived | not covered "
-        "| not compiled | kill rate |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        "| gate | 2 | 1 | 0 | 0 | 1 | 0 | 0 | 50 % |\n"
+        HEADER + "| gate | 2 | 1 | 0 | 0 | 1 | 0 | 0 | 50 % |\n"
         "| all | 2 | 1 | 0 | 0 | 1 | 0 | 0 | 50 % |\n\nSurvivors:\n\n| id | result | diff |\n"
-        "|---|---|---|\n| `scripts/allocbench/stats.py:2:cmp-flip:1:e321f322` | survived "
+        f"|---|---|---|\n| `{SURVIVOR}` | survived "
         "| `return a < b → return a <= b` |\n\nStale entries of the equivalent list "
         "(no such mutant):\n\n- `scripts/allocbench/gone.py:cmp-flip:1:00000000`\n")
+
+
+def test_resume_keeps_the_measured_mutants_and_the_reviewed_list_marks_equivalents(tmp_path):
+    tiny_tree(tmp_path)
+    assert mutate(tmp_path).returncode == 1
+    out = tmp_path / "r.json"
+    doc = json.loads(out.read_text())
+    doc["mutants"][0]["result"] = "timed-out"   # what --resume must keep, not measure again
+    out.write_text(json.dumps(doc))
+    # Listed under another line number: the id matches without it.
+    (tmp_path / "equivalent.txt").write_text(
+        "# reviewed\nscripts/allocbench/stats.py:7:cmp-flip:1:e321f322 a and b are never equal\n")
+    again = mutate(tmp_path, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "] scripts/allocbench" not in again.stderr   # nothing ran again
+    assert again.stdout == (HEADER + "| gate | 2 | 0 | 1 | 1 | 0 | 0 | 0 | 100 % |\n"
+                            "| all | 2 | 0 | 1 | 1 | 0 | 0 | 0 | 100 % |\n\nSurvivors:\n\n"
+                            "| id | result | diff |\n|---|---|---|\n")
+
+
+def test_resume_from_a_damaged_file_is_bad_input_naming_it(tmp_path):
+    tiny_tree(tmp_path)
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps({"mutants": [{"id": KILLED}]}))
+    done = mutate(tmp_path, "--resume")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"mutate: {out}: $.mutants[0] is not a record with the fields id, area, file, line, "
+        "operator, diff, result, by, seconds and a result of killed, timed-out, survived, "
+        "not-covered, not-compiled, equivalent; remove the file or drop --resume\n")
