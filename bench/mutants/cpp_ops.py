@@ -25,6 +25,8 @@ FLIP = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "==": "!=", "!=": "==", "&&"
         "true": "false", "false": "true"}
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "alignof", "static_assert",
             "delete", "new", "throw", "case", "do", "else", "decltype", "noexcept", "catch"}
+BUILTIN = {"int", "char", "bool", "long", "short", "unsigned", "double", "float", "void",
+           "size_t", "int64_t", "uint64_t", "int32_t", "uint32_t"}
 STOP = {";", "{", "}", "&&", "||", "?", "=", "return"}
 
 
@@ -89,12 +91,22 @@ def cpp_edits(text: str) -> list[Edit]:
         after = toks[i + 1].text if i + 1 < len(toks) else ""
         if before == "operator" or i in brackets:
             continue
-        if tok.text in FLIP and not (tok.text == "&&" and _rvalue_reference(toks, i)):
+        if tok.text in ("&&", "||") and not _rvalue_reference(toks, i):
+            chain = _chain(toks, i)
+            if chain[0] == i:   # one mutant per chain: `a || b || c` → `a && b && c`
+                start, end = toks[chain[0]].start, toks[chain[-1]].end
+                pieces, at = [], start
+                for j in chain:
+                    pieces += [text[at:toks[j].start], FLIP[tok.text]]
+                    at = toks[j].end
+                edits.append(Edit("and-or", start, end, "".join(pieces)))
+            continue
+        if tok.text in FLIP and tok.text not in ("&&", "||"):
             if tok.text in ("+", "-") and before in ("(", ",", "=", "return", "[", "{"):
                 continue   # a sign, not an operation (±1 of the literal covers it)
             if tok.text in ("+", "+=") and "string" in (toks[i - 1].kind, toks[i + 1].kind):
                 continue   # a concatenation: `-` would not compile
-            add_op = {"&&": "and-or", "||": "and-or", "++": "inc-dec", "--": "inc-dec",
+            add_op = {"++": "inc-dec", "--": "inc-dec",
                       "true": "true-false", "false": "true-false", "+": "add-sub",
                       "-": "add-sub", "+=": "add-sub", "-=": "add-sub"}.get(tok.text,
                                                                              "cmp-flip")
@@ -106,15 +118,78 @@ def cpp_edits(text: str) -> list[Edit]:
             edits.append(Edit("num+1", tok.start, tok.end, f"{value + 1}{suffix}"))
             if value > 0:
                 edits.append(Edit("num-1", tok.start, tok.end, f"{value - 1}{suffix}"))
-        elif tok.text == "return" and after not in (";", "{", "0", "nullptr", "false", "std"):
+        elif tok.text == "return" and after not in (";", "{", "0", "nullptr", "false", "std") \
+                and not _in_lambda(toks, i):
             end = _statement_end(toks, i)
-            if end is not None:
-                edits.append(Edit("return-zero", toks[i + 1].start, toks[end].start, "{}"))
+            if end is not None:   # X still evaluated: no local left unused (-Werror)
+                value = text[toks[i + 1].start:toks[end].start]
+                edits.append(Edit("return-zero", tok.start, toks[end].end,
+                                  f"{{ (void)({value}); return {{}}; }}"))
         if before in (";", "{", "}") and tok.kind == "word" and tok.text not in KEYWORDS:
             end = _call_statement(toks, i)
             if end is not None:
-                edits.append(Edit("call-removed", tok.start, toks[end].end, ""))
+                edits.append(Edit("call-removed", tok.start, toks[end].end,
+                                  _arguments_kept(text, toks, i, end)))
     return edits
+
+
+def _arguments_kept(text: str, toks: list[Token], i: int, end: int) -> str:
+    """`f(a, g(b));` without the call: `(void)(a), (void)(g(b));` — the arguments are still
+    evaluated (as PIT's void-call mutator leaves them), and no parameter is left unused
+    (-Werror=unused-parameter)."""
+    open_at = next(j for j in range(i, end) if toks[j].text == "(")
+    args, depth, start = [], 0, toks[open_at].end
+    for j in range(open_at + 1, end - 1):
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(toks[j].text, 0)
+        if depth == 0 and toks[j].text == ",":
+            args.append(text[start:toks[j].start].strip())
+            start = toks[j].end
+    last = text[start:toks[end - 1].start].strip()
+    args += [last] if last else []
+    return ", ".join(f"(void)({a})" for a in args) + ";" if args else ""
+
+
+def _chain(toks: list[Token], i: int) -> list[int]:
+    """The indexes of the `&&`/`||` of one expression at the depth of token i: a chain has
+    one kind (gcc's -Wparentheses wants parentheses around a mix), so all flip together."""
+    found = [i]
+    for step in (-1, 1):
+        depth, j = 0, i + step
+        while 0 <= j < len(toks):
+            text = toks[j].text
+            if text in (")", "]") if step == 1 else text in ("(", "["):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif text in ("(", "[") if step == 1 else text in (")", "]"):
+                depth += 1
+            elif depth == 0 and text in (";", "{", "}", ",", "?", ":", "=", "return"):
+                break
+            elif depth == 0 and text == toks[i].text:
+                found.append(j)
+            j += step
+    return sorted(found)
+
+
+def _in_lambda(toks: list[Token], i: int) -> bool:
+    """Whether token i is in the body of a lambda without `-> T` (its return type is deduced:
+    `return {}` would not compile)."""
+    depth, j = 0, i - 1
+    while j >= 0 and not (toks[j].text == "{" and depth == 0):
+        depth += {"}": 1, "{": -1}.get(toks[j].text, 0)
+        j -= 1
+    j -= 1
+    while j >= 0 and toks[j].text in ("mutable", "noexcept", "constexpr"):
+        j -= 1
+    if j >= 0 and toks[j].text == ")":
+        depth = 0
+        while j >= 0:
+            depth += {")": 1, "(": -1}.get(toks[j].text, 0)
+            if depth == 0:
+                break
+            j -= 1
+        j -= 1
+    return j >= 0 and toks[j].text == "]"
 
 
 def _rvalue_reference(toks: list[Token], i: int) -> bool:
@@ -122,8 +197,11 @@ def _rvalue_reference(toks: list[Token], i: int) -> bool:
     before, after = toks[i - 1], toks[i + 1] if i + 1 < len(toks) else None
     if after is None or after.text in (")", ",", "...", ">"):
         return True
+    # A type is PascalCase (Google style), a builtin, or qualified; a local is snake_case.
+    type_like = before.kind == "word" and (before.text[0].isupper() or before.text in BUILTIN
+                                           or (i >= 2 and toks[i - 2].text == "::"))
     return before.text in ("auto", ">", "const") or (
-        before.kind == "word" and after.kind == "word" and i + 2 < len(toks)
+        type_like and after.kind == "word" and i + 2 < len(toks)
         and toks[i + 2].text in (",", ")", "=", ";", "{", "("))
 
 

@@ -87,10 +87,25 @@ bool F(std::vector<int>& v, int n) {
   const char* s = "a < b";
   for (int i = 0; i < n && !v.empty(); ++i) v.push_back(i + 1);
   Flush(v);
+  Sync();
   if (v.size() >= 2 || true) return v[0] == 3;
   return static_cast<bool>(n);
 }
+auto g = [](int a) { return a; };
 '''
+
+
+def test_an_rvalue_reference_is_not_a_logical_and():
+    text = "void F(Fn&& fn, std::string&& s, int&& n, bool a, bool b) { G(a && b); }"
+    assert diffs(text, cpp_edits, "and-or") == [f"{text} → " + text.replace("a && b", "a || b")]
+
+
+def test_a_chain_of_logical_operators_flips_as_one():
+    # gcc's -Wparentheses (an error under -Werror) refuses `a || b && c`.
+    text = "bool F(bool a, bool b, bool c) { return a || (b && c) || !a; }"
+    assert diffs(text, cpp_edits, "and-or") == [
+        f"{text} → bool F(bool a, bool b, bool c) {{ return a && (b && c) && !a; }}",
+        f"{text} → bool F(bool a, bool b, bool c) {{ return a || (b || c) || !a; }}"]
 
 
 @pytest.mark.parametrize("operator, expected", [
@@ -108,10 +123,14 @@ bool F(std::vector<int>& v, int n) {
     ("add-sub", ["for (int i = 0; i < n && !v.empty(); ++i) v.push_back(i + 1); → "
                  "for (int i = 0; i < n && !v.empty(); ++i) v.push_back(i - 1);"]),
     ("true-false", ["if (v.size() >= 2 || true) return v[0] == 3; → if (v.size() >= 2 || false) return v[0] == 3;"]),
-    ("return-zero", ["if (v.size() >= 2 || true) return v[0] == 3; → if (v.size() >= 2 || true) return {};",
-                     "return static_cast<bool>(n); → return {};"]),
+    # The value is still computed (no local left unused under -Werror); not in a lambda
+    # whose return type is deduced.
+    ("return-zero", ["if (v.size() >= 2 || true) return v[0] == 3; → "
+                     "if (v.size() >= 2 || true) { (void)(v[0] == 3); return {}; }",
+                     "return static_cast<bool>(n); → { (void)(static_cast<bool>(n)); return {}; }"]),
     # Only a statement after `;`, `{` or `}`: not the body of a for without braces.
-    ("call-removed", ["Flush(v); → "]),
+    # The arguments are still evaluated: no parameter left unused under -Werror.
+    ("call-removed", ["Flush(v); → (void)(v);", "Sync(); → "]),
 ])
 def test_each_cpp_operator_makes_exactly_these_mutants(operator, expected):
     # Nothing in the #include, the comment, the string or the template brackets.
