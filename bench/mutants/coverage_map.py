@@ -17,6 +17,7 @@ from pathlib import Path
 
 from workspace import PYTHON, Workspace, run
 
+FORMAT = 2   # of the cached map; part of the cache file's name
 SITECUSTOMIZE = '''import os
 if os.environ.get("COVERAGE_PROCESS_START"):
     import coverage
@@ -90,29 +91,38 @@ def cache_dir() -> Path:
 def load_or_measure(ws: Workspace, names: list[str], tests: tuple[str, ...], timeout: float,
                     log) -> CoverageMap:
     key = tree_hash(ws.src, names) + "-" + hashlib.sha256(" ".join(tests).encode()).hexdigest()[:8]
-    cached = cache_dir() / f"coverage-{key}.json"
+    cached = cache_dir() / f"coverage-{FORMAT}-{key}.json"
     if cached.is_file():
-        doc = json.loads(cached.read_text())
-        log(f"coverage map from {cached} (measured in {doc['seconds']:.0f} s)")
-        return _from_doc(doc)
+        found = load(cached)
+        log(f"coverage map from {cached} (measured in {found.seconds:.0f} s)")
+        return found
     log(f"coverage run of {' '.join(tests)} on the copy (cached as {cached})")
     found = measure(ws, tests, timeout)
     cached.parent.mkdir(parents=True, exist_ok=True)
-    temp = cached.with_suffix(".tmp")
-    temp.write_text(json.dumps({"tests": found.tests, "seconds": found.seconds,
-                                "lines": {f: {str(k): v for k, v in lines.items()}
-                                          for f, lines in found.lines.items()}}))
-    temp.replace(cached)
+    save(found, cached)
     return found
 
 
+def save(found: CoverageMap, path: Path) -> None:
+    """Written atomically; a line's tests as indexes into the list of names (a map of the
+    whole suite names some tests on thousands of lines)."""
+    names = sorted(found.tests)
+    index = {n: i for i, n in enumerate(names)}
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps({"format": FORMAT, "seconds": found.seconds, "names": names,
+                                "tests": [found.tests[n] for n in names],
+                                "lines": {f: {str(k): [index[t] for t in v]
+                                              for k, v in lines.items()}
+                                          for f, lines in found.lines.items()}}))
+    os.replace(temp, path)
+
+
 def load(path: Path) -> CoverageMap:
-    return _from_doc(json.loads(path.read_text()))
-
-
-def _from_doc(doc: dict) -> CoverageMap:
-    return CoverageMap(doc["tests"], {f: {int(k): v for k, v in lines.items()}
-                                      for f, lines in doc["lines"].items()}, doc["seconds"])
+    doc = json.loads(path.read_text())
+    names = doc["names"]
+    return CoverageMap(dict(zip(names, doc["tests"])),
+                       {f: {int(k): [names[i] for i in v] for k, v in lines.items()}
+                        for f, lines in doc["lines"].items()}, doc["seconds"])
 
 
 def measure(ws: Workspace, tests: tuple[str, ...], timeout: float) -> CoverageMap:
@@ -127,7 +137,10 @@ def measure(ws: Workspace, tests: tuple[str, ...], timeout: float) -> CoverageMa
     rc.write_text(f"[run]\nparallel = True\ndata_file = {hooks / 'data'}\n"
                   f"source =\n    {ws.src / 'scripts' / 'allocbench'}\n    {ws.src / 'reports'}\n")
     tests_file = hooks / "tests.json"
-    env = dict(ws.env, COVERAGE_PROCESS_START=str(rc), MUTATE_TESTS_FILE=str(tests_file),
+    # Not the name of a test that runs this tool (its own test does): pytest's process would
+    # start with it as its context.
+    env = {k: v for k, v in ws.env.items() if k != "PYTEST_CURRENT_TEST"}
+    env.update(COVERAGE_PROCESS_START=str(rc), MUTATE_TESTS_FILE=str(tests_file),
                PYTHONPATH=os.pathsep.join(filter(None, (str(hooks), os.environ.get("PYTHONPATH")))))
     started = time.monotonic()
     try:

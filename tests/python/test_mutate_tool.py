@@ -262,6 +262,8 @@ def test_resume_keeps_the_measured_mutants_and_the_reviewed_list_marks_equivalen
     again = mutate(tmp_path, "--resume")
     assert again.returncode == 0, again.stderr
     assert "] scripts/allocbench" not in again.stderr   # nothing ran again
+    cached = next((tmp_path / "cache" / "allocbench" / "mutate").glob("coverage-2-*.json"))
+    assert f"mutate: coverage map from {cached} (measured in " in again.stderr
     assert again.stdout == (HEADER + "| gate | 2 | 0 | 1 | 1 | 0 | 0 | 0 | 100 % |\n"
                             "| all | 2 | 0 | 1 | 1 | 0 | 0 | 0 | 100 % |\n\nSurvivors:\n\n"
                             "| id | result | diff |\n|---|---|---|\n")
@@ -277,3 +279,24 @@ def test_resume_from_a_damaged_file_is_bad_input_naming_it(tmp_path):
         f"mutate: {out}: $.mutants[0] is not a record with the fields id, area, file, line, "
         "operator, diff, result, by, seconds and a result of killed, timed-out, survived, "
         "not-covered, not-compiled, equivalent; remove the file or drop --resume\n")
+
+
+def test_the_coverage_map_names_each_test_on_its_lines_subprocesses_included(tmp_path):
+    from mutants import coverage_map
+    from workspace import Workspace
+    tree = tiny_tree(tmp_path)
+    (tree / "tests" / "python" / "test_in_a_subprocess.py").write_text(
+        "import os, subprocess, sys\n\n\ndef test_g():\n    subprocess.run([sys.executable, '-c', "
+        "'from allocbench.stats import f; f(2, 2)'], check=True, timeout=60,\n"
+        "                   env=dict(os.environ, PYTHONPATH='scripts'))\n")
+    ws = Workspace(tmp_path / "ws", 1, tmp_path / "no-build", tree)
+    ws.copy()
+    found = coverage_map.measure(ws, ("tests/python",), 60)
+    sub = "tests/python/test_in_a_subprocess.py::test_g"
+    direct = "tests/python/test_stats_stub.py::test_f"
+    # Line 1 (the def) runs at import: in pytest's process during collection (no test), in
+    # the subprocess under the test that started it.
+    assert found.lines == {"scripts/allocbench/stats.py": {1: [sub], 2: [sub, direct]}}
+    assert {n: (t["passed"], t["build"]) for n, t in found.tests.items()} == {
+        direct: (True, False), sub: (True, False)}
+    assert not (ws.src / "scripts" / "sitecustomize.py").exists()   # the copy is as it was
