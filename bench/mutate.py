@@ -14,7 +14,9 @@ one against tests/python/test_ci_*.py; fastest first, stopping at the first fail
 FILE.json (every mutant, after each one) and FILE.md (the table per area, the survivors).
 --list prints the sample as one-line diffs and builds nothing. --build-dir uses an existing
 build (never written into) instead of one of the copy's own: only without C++ mutants.
-Exit code 0 when every judged mutant was killed, 1 when one survived, 2 for bad usage.
+Exit code 0 when every judged mutant was killed, 1 when one survived, 2 for bad usage or a
+damaged --resume file, 3 when the copy does not build or the tests cannot run, 130 on Ctrl-C
+(what was measured stays in FILE.json).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from mutants import coverage_map, results  # noqa: E402
 from mutants.areas import AREAS, area_of, language  # noqa: E402
 from mutants.runner import run_mutant  # noqa: E402
 from mutants.sample import DEFAULT_SEED, modules, sample  # noqa: E402
-from workspace import ROOT, Workspace, first_error, tree_files  # noqa: E402
+from workspace import ROOT, Workspace, first_error, kill_running, tree_files  # noqa: E402
 
 EQUIVALENT = Path(__file__).resolve().parent / "mutants" / "equivalent.txt"
 
@@ -156,9 +158,16 @@ def main() -> int:
 
         lock = threading.Lock()
         with ThreadPoolExecutor(len(workspaces)) as pool:
-            for future in [pool.submit(one, n, m) for n, m in enumerate(mutants, start=1)
-                           if m.id not in found]:
-                future.result()
+            try:
+                for future in [pool.submit(one, n, m) for n, m in enumerate(mutants, start=1)
+                               if m.id not in found]:
+                    future.result()
+            except (RuntimeError, KeyboardInterrupt) as e:   # the tool's trouble, or Ctrl-C
+                pool.shutdown(wait=False, cancel_futures=True)
+                kill_running()
+                log(f"{str(e) or 'interrupted'}; the mutants measured so far are in {args.out} "
+                    "(--resume goes on from there)")
+                return 130 if isinstance(e, KeyboardInterrupt) else 3
         records = sorted(found.values(), key=lambda r: order[r["id"]])
         results.write_json(args.out, records, meta)
         stale = results.apply_equivalents(records, equivalents)

@@ -18,6 +18,19 @@ PYTHON = "/usr/bin/python3"
 CPP_SUFFIXES = (".cc", ".h", ".cpp", ".hpp", ".txt", ".cmake", ".dynlist")
 
 
+RUNNING: set[subprocess.Popen] = set()   # what kill_running() ends on Ctrl-C
+
+
+def kill_running() -> None:
+    """Ends the process group of every command run() is waiting for (each runs in a session
+    of its own, so Ctrl-C does not reach it)."""
+    for process in list(RUNNING):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def run(command: list[str], log_file: Path, *, cwd: Path | None = None,
         env: dict[str, str] | None = None, timeout: float = 1800
         ) -> tuple[int | None, str]:
@@ -26,6 +39,7 @@ def run(command: list[str], log_file: Path, *, cwd: Path | None = None,
     with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace",
                           start_new_session=True) as process:
+        RUNNING.add(process)
         try:
             output, _ = process.communicate(timeout=timeout)
             code: int | None = process.returncode
@@ -34,6 +48,8 @@ def run(command: list[str], log_file: Path, *, cwd: Path | None = None,
             output, _ = process.communicate()
             output += f"\n(timed out after {timeout:g} s)\n"
             code = None
+        finally:
+            RUNNING.discard(process)
     with log_file.open("a") as f:
         f.write(f"$ {' '.join(command)}\n{output}\n(exit code {code})\n\n")
     return code, output

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from workspace import Workspace, failed_tests
 
@@ -55,35 +54,36 @@ def run_mutant(ws: Workspace, mutant: Mutant, cmap: CoverageMap, timeout: float)
     cpp = language(mutant.file) == "cpp"
     if not tests and not cpp:
         return Outcome("not-covered", "", 0.0)
+    if not cpp and ws.dirty:   # the last C++ mutant's objects are still in the build
+        if ws.compile(log_file, timeout=timeout)[0] != 0:
+            raise RuntimeError(f"the unmutated copy no longer builds; see {log_file}")
+        ws.dirty = False
     try:
         path.write_text(mutant.apply(original))
-        if not cpp and ws.dirty:   # the last C++ mutant's objects are still in the build
-            path.write_text(original)
-            if ws.compile(log_file, timeout=timeout)[0] != 0:
-                raise RuntimeError(f"the unmutated copy no longer builds: {log_file}")
-            ws.dirty = False
-            path.write_text(mutant.apply(original))
         if cpp:
             ws.dirty = True
             code, _ = ws.compile(log_file, timeout=timeout)
             if code != 0:
-                return Outcome("timed-out" if code is None else "not-compiled",
-                               "the build", time.monotonic() - started)
+                return Outcome("not-compiled", "the build timed out" if code is None else "",
+                               time.monotonic() - started)
             left = timeout - (time.monotonic() - started)
             code, output = ws.ctest(None, log_file, timeout=max(left, 1))
+            if code is None:
+                return Outcome("timed-out", "ctest", time.monotonic() - started)
             if code != 0:
-                return Outcome("timed-out" if code is None else "killed",
-                               "ctest" if code is None else (failed_tests(output) or
-                                                             ["ctest"])[0],
+                return Outcome("killed", (failed_tests(output) or ["ctest"])[0],
                                time.monotonic() - started)
         if tests:
             left = timeout - (time.monotonic() - started)
             code, output = ws.pytest(tuple(tests), log_file, timeout=max(left, 1))
             if code is None:
                 return Outcome("timed-out", "pytest", time.monotonic() - started)
-            if code != 0:
+            if code in (1, 2):   # a test failed, or collecting one did (an import broke)
                 return Outcome("killed", (failed_tests(output) or [f"pytest exit code {code}"])[0],
                                time.monotonic() - started)
+            if code != 0:
+                raise RuntimeError(f"pytest could not run the selection (exit code {code}); "
+                                   f"see {log_file}")
         return Outcome("survived", "", time.monotonic() - started)
     finally:
         path.write_text(original)   # rebuilt with the next mutant (ws.dirty)

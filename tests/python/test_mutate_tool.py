@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -300,3 +302,55 @@ def test_the_coverage_map_names_each_test_on_its_lines_subprocesses_included(tmp
     assert {n: (t["passed"], t["build"]) for n, t in found.tests.items()} == {
         direct: (True, False), sub: (True, False)}
     assert not (ws.src / "scripts" / "sitecustomize.py").exists()   # the copy is as it was
+
+
+def hanging_tree(tmp_path: Path) -> None:
+    """The tiny tree, with a test that hangs when `<` becomes `<=`."""
+    tree = tiny_tree(tmp_path)
+    (tree / "tests" / "python" / "test_stats_stub.py").write_text(
+        "import sys, time\nsys.path.insert(0, 'scripts')\nfrom allocbench.stats import f\n\n\n"
+        "def test_f():\n    assert f(1, 2) is True\n    if f(2, 2):\n        time.sleep(120)\n")
+    subprocess.run(["git", "-C", str(tree), "add", "-A"], check=True)
+
+
+def test_a_mutant_that_hangs_its_tests_is_timed_out_and_counts_as_killed(tmp_path):
+    hanging_tree(tmp_path)
+    done = mutate(tmp_path, "--timeout", "4")
+    assert done.returncode == 0, done.stderr
+    records = json.loads((tmp_path / "r.json").read_text())["mutants"]
+    assert [(r["id"], r["result"], r["by"]) for r in records] == [
+        (KILLED, "killed", "tests/python/test_stats_stub.py::test_f"),
+        (SURVIVOR, "timed-out", "pytest")]
+    assert 4 <= records[1]["seconds"] < 20
+    assert done.stdout.startswith(HEADER + "| gate | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 100 % |\n")
+
+
+def test_ctrl_c_keeps_what_was_measured_and_leaves_no_test_running(tmp_path):
+    hanging_tree(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, str(ROOT / "bench" / "mutate.py"), "--root",
+               str(tmp_path / "tree"), "--per-module", "2", "--build-dir",
+               str(tmp_path / "no-build"), "--out", str(tmp_path / "r.json")]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as tool:
+        out = tmp_path / "r.json"
+        for _ in range(600):   # until the quick mutant is measured; the other one hangs
+            if out.is_file() and len(json.loads(out.read_text())["mutants"]) == 1:
+                break
+            time.sleep(0.1)
+        tool.send_signal(signal.SIGINT)
+        stdout, stderr = tool.communicate(timeout=30)
+    assert tool.returncode == 130, stderr
+    assert stderr.endswith(f"mutate: interrupted; the mutants measured so far are in {out} "
+                           "(--resume goes on from there)\n")
+    assert [r["id"] for r in json.loads(out.read_text())["mutants"]] == [KILLED]
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit()
+            and "allocbench-mutate-" in _cmdline(p) and "test_stats_stub" in _cmdline(p)]
+    assert left == []
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
