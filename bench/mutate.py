@@ -10,7 +10,8 @@ the CI templates' shell), draws a seeded sample of --per-module of each, and run
 copy of the checkout (bench/workspace.py): a Python mutant against the tests that execute its
 line (one coverage run of the suite with a context per test, cached by the tree's hash), a C++
 one after a rebuild against all of ctest and then the Python tests that need the build, a CI
-one against tests/python/test_ci_*.py; fastest first, stopping at the first failure. Writes
+one against tests/python/test_ci_*.py; fastest first, stopping at the first failure, within
+1.5 × those tests' time in the coverage run + --timeout (a hang is "timed out"). Writes
 FILE.json (every mutant, after each one) and FILE.md (the table per area, the survivors).
 --list prints the sample as one-line diffs and builds nothing. --build-dir uses an existing
 build (never written into) instead of one of the copy's own: only without C++ mutants.
@@ -56,7 +57,10 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="print the sample; build nothing")
     parser.add_argument("--out", type=Path, default=Path("mutate.json"))
     parser.add_argument("--resume", action="store_true", help="keep the results in --out")
-    parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
+    parser.add_argument("--timeout", type=float, default=120, metavar="S",
+                        help="seconds a mutant may take beyond 1.5 × its tests' time in the "
+                             "coverage run; for C++ mutants make it cover a rebuild and all "
+                             "of ctest [120]")
     parser.add_argument("--jobs", type=int, default=2,
                         help="mutants run at once, each on a copy of its own [2]")
     parser.add_argument("--build-jobs", type=int, default=os.cpu_count() or 2,

@@ -16,6 +16,10 @@ from .coverage_map import CoverageMap
 from .model import Mutant
 
 CI_TESTS = "tests/python/test_ci_"
+# A mutant's time limit: this many times its tests' time in the coverage run, plus the
+# --timeout constant (PIT's timeoutFactor/timeoutConst): a module-level line runs under
+# hundreds of tests, and their plain duration is no hang.
+TIMEOUT_FACTOR = 1.5
 
 
 @dataclass
@@ -45,12 +49,14 @@ def selection(mutant: Mutant, text: str, cmap: CoverageMap) -> list[str]:
     return cmap.fastest([n for n, t in cmap.tests.items() if t["build"]])
 
 
-def run_mutant(ws: Workspace, mutant: Mutant, cmap: CoverageMap, timeout: float) -> Outcome:
+def run_mutant(ws: Workspace, mutant: Mutant, cmap: CoverageMap, extra: float) -> Outcome:
+    """`extra`: the seconds a mutant may take beyond TIMEOUT_FACTOR × its tests' time."""
     started = time.monotonic()
     path = ws.src / mutant.file
     original = path.read_text()
     log_file = ws.logs / "mutants.log"
     tests = selection(mutant, original, cmap)
+    timeout = TIMEOUT_FACTOR * sum(cmap.tests[t]["seconds"] for t in tests) + extra
     cpp = language(mutant.file) == "cpp"
     if not tests and not cpp:
         return Outcome("not-covered", "", 0.0)
