@@ -2,8 +2,9 @@
 """Mutation testing of the whole tree: how do the tests do against bugs nobody chose?
 
 usage: bench/mutate.py [--module PATH|GLOB]... [--area NAME]... [--per-module N] [--seed S]
-                       [--list] [--out FILE.json] [--resume] [--jobs N] [--timeout S]
-                       [--build-dir DIR] [--tests PATH]... [--equivalent FILE] [--keep]
+                       [--list] [--out FILE.json] [--resume] [--jobs N] [--build-jobs N]
+                       [--timeout S] [--build-dir DIR] [--tests PATH]... [--coverage-map FILE]
+                       [--equivalent FILE] [--keep]
 
 Generates the mutants of every module (bench/mutants/: Python from the AST, C++ from tokens,
 the CI templates' shell), draws a seeded sample of --per-module of each, and runs each on a
