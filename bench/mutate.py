@@ -27,6 +27,7 @@ import argparse
 import os
 import queue
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -77,7 +78,12 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt   # `timeout`'s SIGTERM ends a run as Ctrl-C does
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupted)
     args = arguments()
     root = args.root.resolve()
     names = tree_files(root)
@@ -182,6 +188,10 @@ def main() -> int:
         log(f"{len(records)} mutants in {time.monotonic() - started:.0f} s")
         judged = [r for r in records if r["result"] not in ("equivalent", "not-compiled")]
         return 0 if all(r["result"] in ("killed", "timed-out") for r in judged) else 1
+    except KeyboardInterrupt:   # before the mutants (copying, building, the coverage run)
+        kill_running()
+        log("interrupted")
+        return 130
     finally:
         if args.keep:
             log(f"kept {temp}")

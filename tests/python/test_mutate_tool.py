@@ -325,7 +325,8 @@ def test_a_mutant_that_hangs_its_tests_is_timed_out_and_counts_as_killed(tmp_pat
     assert done.stdout.startswith(HEADER + "| gate | 2 | 1 | 1 | 0 | 0 | 0 | 0 | 100 % |\n")
 
 
-def test_ctrl_c_keeps_what_was_measured_and_leaves_no_test_running(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_keeps_what_was_measured_and_leaves_no_test_running(tmp_path, stop):
     hanging_tree(tmp_path)
     env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     command = [sys.executable, str(ROOT / "bench" / "mutate.py"), "--root",
@@ -338,7 +339,7 @@ def test_ctrl_c_keeps_what_was_measured_and_leaves_no_test_running(tmp_path):
             if out.is_file() and len(json.loads(out.read_text())["mutants"]) == 1:
                 break
             time.sleep(0.1)
-        tool.send_signal(signal.SIGINT)
+        tool.send_signal(stop)
         stdout, stderr = tool.communicate(timeout=30)
     assert tool.returncode == 130, stderr
     assert stderr.endswith(f"mutate: interrupted; the mutants measured so far are in {out} "
