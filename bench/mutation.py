@@ -29,22 +29,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PYTHON = "/usr/bin/python3"
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutations import MUTATIONS, Mutation  # noqa: E402
-
-CPP_SUFFIXES = (".cc", ".h", ".cpp", ".hpp", ".txt", ".cmake", ".dynlist")
+from workspace import (CPP_SUFFIXES, PYTHON, ROOT, Workspace, failed_tests,  # noqa: E402
+                       first_error, run)
 
 
 def change(m: Mutation) -> str:
@@ -93,84 +88,6 @@ def log(message: str) -> None:
     print(f"mutation: {message}", file=sys.stderr, flush=True)
 
 
-def run(command: list[str], log_file: Path, *, cwd: Path | None = None,
-        env: dict[str, str] | None = None, timeout: float = 1800
-        ) -> tuple[int | None, str]:
-    """Runs `command`, appending its output to `log_file`; (exit code or None on a timeout,
-    the output)."""
-    try:
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
-                              errors="replace", timeout=timeout)
-        code, output = done.returncode, done.stdout + done.stderr
-    except subprocess.TimeoutExpired as e:
-        code = None
-        output = ((e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes)
-                  else e.stdout or "") + f"\n(timed out after {timeout:g} s)\n"
-    with log_file.open("a") as f:
-        f.write(f"$ {' '.join(command)}\n{output}\n(exit code {code})\n\n")
-    return code, output
-
-
-class Workspace:
-    """The temporary copy, its build, and how to run tests on it."""
-
-    def __init__(self, temp: Path, jobs: int):
-        self.temp = temp
-        self.src = temp / "src"
-        self.build = temp / "build"
-        self.logs = temp / "logs"
-        self.jobs = jobs
-        self.env = dict(os.environ, CCACHE_BASEDIR=str(temp), PYTHONDONTWRITEBYTECODE="1",
-                        ALLOCBENCH_BUILD_DIR=str(self.build))
-
-    def copy(self) -> int:
-        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard",
-                                 "-z"], check=True, capture_output=True).stdout
-        copied = 0
-        for name in listed.decode().split("\0"):
-            source = ROOT / name
-            if not name or not (source.is_file() or source.is_symlink()):
-                continue   # deleted in the working tree
-            target = self.src / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target, follow_symlinks=False)
-            copied += 1
-        # A repository of its own (one commit), for anything that asks git about the checkout.
-        git = ["git", "-C", str(self.src), "-c", "user.name=mutation", "-c",
-               "user.email=mutation@localhost"]
-        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
-            subprocess.run(git + args, check=True, capture_output=True)
-        self.logs.mkdir()
-        return copied
-
-    def configure(self) -> tuple[int | None, str]:
-        return run(["cmake", "-S", str(self.src), "-B", str(self.build),
-                    "-DCMAKE_BUILD_TYPE=Release", "-DALLOCBENCH_BUILD_TESTS=ON",
-                    "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"], self.logs / "build.log",
-                   env=self.env)
-
-    def compile(self, log_file: Path) -> tuple[int | None, str]:
-        return run(["cmake", "--build", str(self.build), "-j", str(self.jobs)], log_file,
-                   env=self.env)
-
-    def ctest(self, regex: str, log_file: Path) -> tuple[int | None, str]:
-        return run(["ctest", "--test-dir", str(self.build), "-R", regex, "-j", str(self.jobs),
-                    "--output-on-failure", "--no-tests=error", "--stop-on-failure",
-                    "--timeout", "300"], log_file, env=self.env, timeout=1800)
-
-    def pytest(self, args: tuple[str, ...], log_file: Path) -> tuple[int | None, str]:
-        return run([PYTHON, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *args],
-                   log_file, cwd=self.src, env=self.env, timeout=1800)
-
-
-def failed_tests(output: str) -> list[str]:
-    """The failing tests named in ctest's or pytest's output."""
-    names = re.findall(r"^\s*\d+ - (\S+) \((?:Failed|Timeout|SEGFAULT|Subprocess aborted|"
-                       r"Exception|Child aborted|Not Run)[^)]*\)", output, re.M)
-    names += re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
-    return names
-
-
 @dataclass
 class Outcome:
     result: str          # caught, survived, broken
@@ -199,13 +116,6 @@ def run_tests(ws: Workspace, ctest: str | None, pytest: tuple[str, ...], log_fil
         if code != 0:
             return "broken", f"pytest exit code {code} (usage error or no tests)"
     return "survived", ""
-
-
-def first_error(output: str) -> str:
-    for line in output.splitlines():
-        if "error:" in line or "Error" in line:
-            return line.strip()[:120]
-    return "the build failed"
 
 
 def mutate(ws: Workspace, m: Mutation) -> Outcome:

@@ -19,11 +19,12 @@ BUILD_PACKAGES = [
 # cmark-gfm: the escaping test renders our markdown as GitHub does; the report's own packages,
 # the browser its tests open it in, and a font for the comment's marks (🟥 ✅) in screenshots;
 # heaptrack (and zstd, to read its files) for the profile tests; valgrind for the instructions
-# pass's; pytest-timeout makes a hanging test a failure.
+# pass's; pytest-timeout makes a hanging test a failure; coverage for bench/mutate.py's run on a
+# tiny tree (test_mutate_tool.py).
 TEST_PACKAGES = ["python3-pytest", "python3-pytest-timeout", "python3-yaml", "python3-matplotlib",
                  "cmark-gfm", "python3-jinja2", "python3-statsmodels", "chromium", "chromium-driver",
                  "python3-selenium", "fonts-noto-color-emoji", "heaptrack", "zstd",
-                 "valgrind"]
+                 "valgrind", "python3-coverage"]
 # The HTML report (reports/): its templates, pictures and the markdown it shows; a comparison
 # page's distribution tests need statsmodels too (installed when a report has one).
 REPORT_PACKAGES = ["python3-jinja2", "python3-matplotlib", "cmark-gfm"]
