@@ -242,10 +242,11 @@ def _glob_problem(glob: str) -> str | None:
 
 
 def _set_matches(glob_set: str) -> bool:
-    """Whether fnmatch's set `glob_set` matches some character: the characters it names and
-    their neighbours are where the ranges it is made of, or their complement, begin."""
+    """Whether fnmatch's set `glob_set` matches some character: a run of characters it matches
+    begins at a character it names (a range's low end), just after one (in a complement), or
+    at the first code point, so those are the only ones to try."""
     pattern = re.compile(fnmatch.translate(glob_set))
-    codes = {0, sys.maxunicode, *(c + d for c in map(ord, glob_set) for d in (-1, 0, 1))}
+    codes = {0, *(c + d for c in map(ord, glob_set) for d in (0, 1))}
     return any(pattern.match(chr(c)) for c in codes if 0 <= c <= sys.maxunicode)
 
 

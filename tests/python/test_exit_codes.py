@@ -387,6 +387,8 @@ def test_junit_counts_of_ctest_and_pytest_reports(tmp_path):
                       'skipped="3" tests="10"/><testsuite tests="5" failures="0" errors="0" '
                       'skipped="0"/></testsuites>')
     assert test_command._junit_counts(report) == (9, 3)   # errors are failures
+    report.write_text('<testsuite tests="6" failures="1" disabled="2"/>')
+    assert test_command._junit_counts(report) == (3, 1)   # disabled, where skipped is absent
 
 
 def test_a_damaged_junit_report_is_one_failure_said_on_one_line(tmp_path, capsys):

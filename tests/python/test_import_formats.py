@@ -176,6 +176,20 @@ def test_bdn_full_json():
     assert doc["fields"][0]["sampled_by"] == "BenchmarkDotNet 0.13.12 MemoryDiagnoser"
 
 
+def test_bdn_without_memory_diagnoser_is_time_only_with_the_note(tmp_path):
+    doc = json.loads((DATA / "bdn-base-report-full.json").read_text())
+    for entry in doc["Benchmarks"]:
+        del entry["Memory"]
+    path = tmp_path / "time-only-report-full.json"
+    path.write_text(json.dumps(doc))
+    kind, (loaded,) = imports.load(path)
+    assert kind == "bdn"
+    assert [f["key"] for f in loaded["fields"]] == ["ns_per_op"]
+    assert [r["alloc"] for r in loaded["results"]] == [None, None, None]
+    assert loaded["context"]["source"]["note"] == \
+        "run without [MemoryDiagnoser]: time only; B/op needs it"
+
+
 def bdn_launches(launches: list[list[tuple[int, float]]]) -> dict:
     """The base fixture, its first benchmark run in len(launches) launches: each launch's
     Workload Result measurements (operations, nanoseconds), around the stages that are not

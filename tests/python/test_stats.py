@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,18 @@ def test_identical_samples():
     assert stats.mann_whitney_p(same, same) == 1.0
     assert stats.cv(same) == 0.0
     assert verdict(same, same.copy()).verdict == compare.SAME
+
+
+def test_mann_whitney_of_a_constant_base_against_a_shifted_candidate():
+    """A base of one repeated value is no reason for p = 1 when the candidate differs: the
+    normal approximation with the tie correction and continuity correction, by hand."""
+    base, cand = np.full(5, 5.0), np.array([6.0, 7.0, 8.0, 9.0, 10.0])
+    n1 = n2 = 5
+    n = n1 + n2
+    u = 25.0                     # every candidate sample above every base sample
+    ties = 5 ** 3 - 5            # the five equal base samples
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1))))
+    z = (u - n1 * n2 / 2 - 0.5) / sigma
+    assert stats.mann_whitney_p(base, cand) == pytest.approx(math.erfc(z / math.sqrt(2)),
+                                                             rel=1e-9)
+    assert stats.mann_whitney_p(base, np.full(5, 5.0)) == 1.0
