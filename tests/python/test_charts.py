@@ -152,3 +152,100 @@ def test_the_axis_reaches_the_largest_value_in_round_steps(largest, ticks):
     axes = Axes(_parse(charts.line_chart("B/op", LABELS[:2], [charts.Series("a", (largest, 0))],
                                          y_title="B/op")))
     assert sorted(axes.ticks) == pytest.approx(ticks)
+
+
+# --- the sweep curve (matplotlib): its artists, read as savefig() gets them ----------------
+
+def _sweep_columns():
+    """v1.0 to v1.3 of two scenarios: `span` from 96 to 120 B/op, `trace` only from v1.1 on
+    (absent before: a gap), v1.2 failed to build (a gap in both, and ✗ in its label)."""
+    from allocbench import sweep_table
+    fields = [{"section": "alloc", "key": k, "column": c, "unit": u, "gate": "exact"}
+              for k, c, u in (("bytes_per_op", "B/op", "B"), ("allocs_per_op", "allocs/op", ""))]
+    values = [{"span": (96, 3)}, {"span": (96, 3), "trace": (400, 9)}, None,
+              {"span": (120, 4), "trace": (352, 8)}]
+    columns = []
+    for i, measured in enumerate(values):
+        sha = f"{i:x}" * 40
+        record = {"sha": sha, "label": LABELS[i], "subject": "s", "machine": "m", "recipe": "r",
+                  "time_measured": False, "status": "ok" if measured else "build_failed"}
+        record["results"] = measured and {
+            "schema_version": 1, "context": {"harness": {"version": "1"}}, "fields": fields,
+            "complete": True, "results": [
+                {"name": name, "alloc": {"bytes_per_op": b, "allocs_per_op": a}}
+                for name, (b, a) in measured.items()]}
+        columns.append(sweep_table.Column(sha, LABELS[i], record))
+    return columns
+
+
+@pytest.fixture
+def figures(monkeypatch) -> list[dict]:
+    """What each axis of each figure holds when it is saved: labels, limits, ticks, lines."""
+    import math
+    from matplotlib.figure import Figure
+    drawn: list[dict] = []
+    save = Figure.savefig
+
+    def record(figure, *args, **kwargs):
+        for axis in figure.axes:
+            drawn.append({
+                "title": axis.get_title(loc="left"), "xlabel": axis.get_xlabel(),
+                "ylabel": axis.get_ylabel(), "ylim": axis.get_ylim(),
+                "xticks": [t.get_text() for t in axis.get_xticklabels()],
+                "lines": {line.get_label(): [None if math.isnan(v) else v
+                                             for v in line.get_ydata()]
+                          for line in axis.get_lines()},
+                "x": [list(line.get_xdata()) for line in axis.get_lines()]})
+        return save(figure, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    return drawn
+
+
+def test_the_sweep_curve_draws_each_value_and_a_gap_for_every_missing_one(tmp_path, figures):
+    from allocbench import sweep_plot
+    path = tmp_path / "curve.svg"
+    sweep_plot.plot(_sweep_columns(), ["bytes_per_op", "allocs_per_op"], path)
+    ET.fromstring(path.read_text())   # a whole SVG document
+    bytes_panel, allocs_panel = figures
+    # Today's order: the newest revision's scenarios first.
+    assert bytes_panel["lines"] == {"span": [96, 96, None, 120], "trace": [None, 400, None, 352]}
+    assert allocs_panel["lines"] == {"span": [3, 3, None, 4], "trace": [None, 9, None, 8]}
+    assert bytes_panel["x"] == allocs_panel["x"] == [[0, 1, 2, 3]] * 2
+    assert (bytes_panel["ylabel"], allocs_panel["ylabel"]) == ("B/op (exact)",
+                                                              "allocs/op (exact)")
+    # From zero; the top is matplotlib's margin, 5 % of the data's range above its largest.
+    assert bytes_panel["ylim"] == pytest.approx((0, 400 + 0.05 * (400 - 96)))
+    assert allocs_panel["ylim"] == pytest.approx((0, 9 + 0.05 * (9 - 3)))
+    assert allocs_panel["xticks"] == ["v1.0", "v1.1", "v1.2 ✗", "v1.3"]
+
+
+def test_a_fit_draws_its_points_and_its_line_through_both_ends(figures):
+    """16 B per child plus 40: the line's ends are at the smallest and the largest argument."""
+    from fractions import Fraction
+    from allocbench import scaling
+    from reports import plots
+    points = ((1, Fraction(56)), (5, Fraction(120)), (9, Fraction(190)))
+    fit = scaling.Fit("trace_fanout/web_trace", (("share", 1),), 1, "children", "bytes_per_op",
+                      points, Fraction(67, 4), Fraction(157, 4))
+    ET.fromstring(plots.fit(fit, "B"))
+    (axis,) = figures
+    assert axis["lines"] == {"measured": [56.0, 120.0, 190.0],
+                             "16.75 B per children + 39.25": [56.0, 190.0]}
+    assert axis["x"] == [[1, 5, 9], [1, 9]]
+    assert (axis["title"], axis["xlabel"], axis["ylabel"]) == (
+        "trace_fanout/web_trace/share:1", "children", "bytes_per_op (B)")
+    assert axis["ylim"][0] == 0
+
+
+def test_the_samples_are_drawn_in_the_order_measured_with_a_break_between_forks(figures):
+    from reports import plots
+    ET.fromstring(plots.samples("span: ns/op", "ns/op", [("base", [[10.0, 11.0], [12.0]]),
+                                                          ("candidate", [[20.0], [21.0, 22.0]])]))
+    sequence, histogram = figures
+    # One line per fork, x running on across forks; a side's name once, on its first fork.
+    assert sequence["x"] == [[0, 1], [2], [0], [1, 2]]
+    assert list(sequence["lines"].values()) == [[10.0, 11.0], [12.0], [20.0], [21.0, 22.0]]
+    assert [k for k in sequence["lines"] if not k.startswith("_")] == ["base", "candidate"]
+    assert (sequence["title"], sequence["ylabel"]) == ("span: ns/op", "ns/op")
+    assert histogram["xlabel"] == "samples"
