@@ -508,3 +508,47 @@ def test_calibrate_table_escapes_names():
     assert html.starts["script"] == 0
     cells = assert_one_even_table(html, len(HOSTILE))
     assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
+
+
+# --- the SVG charts of the report (reports/charts.py) ---------------------------------------
+
+def _charts(text: str) -> dict[str, tuple[str, list[str]]]:
+    """Each chart writer with `text` in every heading and label it draws: the SVG and the
+    texts it must show, each as the chart shows it (the x-axis labels cut to 16 characters,
+    the tooltips whole)."""
+    from reports import charts
+    shown = terminal(text, multiline=True)
+    line = charts.line_chart(text, [text, "v2"], [charts.Series(text, (1.0, None)),
+                                                  charts.Series("b", (2.0, 3.0))],
+                             y_title=text, marks={1: text})
+    return {
+        "line chart": (line, [shown, terminal(charts.short(text), multiline=True),
+                              f"{shown}: {shown} 1", f"v2: {shown}"]),
+        "sparkline": (charts.sparkline(text, [1.0, None, 2.0]), [shown]),
+        "bars": (charts.bars(text, [(text, text, [(text, 4.0)])]),
+                 [shown, f"{shown} ({shown})"]),
+        "flame graph": (charts.flame(text, [([text, "inner"], 96.0, text)]),
+                        [shown, f"{shown}: 96 B/op", f"inner: 96 B/op\n{shown}"]),
+    }
+
+
+SVG_ELEMENTS = {"svg", "title", "rect", "line", "text", "polyline", "circle", "polygon", "g"}
+
+
+@pytest.mark.parametrize("kind", ["line chart", "sparkline", "bars", "flame graph"])
+@pytest.mark.parametrize("text", HOSTILE)
+def test_every_chart_draws_hostile_headings_and_labels_as_text(kind, text):
+    """Parsed as XML (a `<` or `&` not escaped would not parse, or add an element): only the
+    chart's own elements and attributes, no raw control or bidi character, and each heading
+    and label reads back as the escaped text."""
+    import xml.etree.ElementTree as ET
+    svg, expected = _charts(text)[kind]
+    root = ET.fromstring(svg)
+    tags = {e.tag.rsplit("}", 1)[-1] for e in root.iter()}
+    assert tags <= SVG_ELEMENTS, tags - SVG_ELEMENTS
+    assert not [k for e in root.iter() for k in e.attrib if k.startswith("on")]
+    assert not [c for c in svg if unicodedata.category(c) in ("Cc", "Cf") and c != "\n"]
+    texts = [e.text for e in root.iter() if e.text]
+    assert root.find("{http://www.w3.org/2000/svg}title").text == terminal(text, multiline=True)
+    for want in expected:
+        assert want in texts, (want, texts)
