@@ -119,6 +119,13 @@ void Forty() {
   }                                           \
   ALLOCBENCH_REGISTER(function)->Name("instructions_truth/fault/" name "_under_valgrind");
 
+// Measured alone under valgrind by a filter of its name: every character a regex gives a
+// meaning to, escaped.
+ALLOCBENCH_SCENARIO(Plain, state) {
+  for (auto _ : state) Forty();
+}
+ALLOCBENCH_REGISTER(Plain)->Name("instructions_truth/regex (a+b)*[c]{2}|d$^.?\\");
+
 VALGRIND_FAULT(ExitsUnderValgrind, "exits", std::exit(0))
 VALGRIND_FAULT(UnderscoreExitsUnderValgrind, "_exits", _exit(3))
 VALGRIND_FAULT(RaisesUnderValgrind, "raises_sigterm", std::raise(SIGTERM))
