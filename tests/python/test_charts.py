@@ -86,7 +86,8 @@ def test_every_point_maps_back_to_its_value_and_a_missing_one_is_a_gap():
     assert drawn.keys() == expected.keys()   # no point where a revision has no value
     for key, value in expected.items():
         assert drawn[key] == pytest.approx(value, abs=_tolerance(axes)), key
-    # The lines break at the gaps: glibc v1.0 alone (no line), then v1.2–v1.4; jemalloc v1.0–v1.3.
+    # The lines break at the gaps: glibc v1.0 alone (no line), then v1.2–v1.4; jemalloc
+    # v1.0–v1.3.
     lines = [[(axes.revision(x), axes.value(y)) for x, y in _points(p.get("points"))]
              for p in root.findall("s:polyline", NS)]
     assert [[label for label, _ in line] for line in lines] == [
