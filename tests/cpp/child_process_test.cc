@@ -47,10 +47,13 @@ pid_t GrandchildPid(const ChildReport& report) {
 }
 
 // Gone: no process has that pid, and the calling process has no child left, not even a zombie
-// (as the subreaper, every orphan of the body's would be one).
+// (as the subreaper, every orphan of the body's would be one). One still there is killed after
+// the failure is told, so that it cannot hold the test's output open (and ctest) for ever.
 void ExpectGone(pid_t pid) {
-  EXPECT_EQ(kill(pid, 0), -1);
-  EXPECT_EQ(errno, ESRCH);
+  const bool alive = kill(pid, 0) == 0;
+  EXPECT_FALSE(alive) << "process " << pid << " outlived RunInChild";
+  if (alive) kill(pid, SIGKILL);
+  else EXPECT_EQ(errno, ESRCH);
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
 }

@@ -209,6 +209,15 @@ ALLOCBENCH_SCENARIO(UnderscoreExitAfter3000Ops, state) {
   }
 }
 
+// A signal in the time pass (not a crash of the code's own: raise()): the same.
+ALLOCBENCH_SCENARIO(SigtermAfter3000Ops, state) {
+  static int64_t ops = 0;
+  for (auto _ : state) {
+    ThreeBlocks();
+    if (++ops > 3000) std::raise(SIGTERM);
+  }
+}
+
 // Throws in the time pass, whose first thread is Google Benchmark's own: still the scenario's
 // exception, not the harness's failure.
 ALLOCBENCH_SCENARIO(ThrowAfter3000Ops, state) {
@@ -276,6 +285,7 @@ ALLOCBENCH_REGISTER(CrashAfter3000Ops)->Name("fault/segfault_in_time_pass");
 ALLOCBENCH_REGISTER(ThrowAfter3000Ops)->Name("fault/throw_in_time_pass");
 ALLOCBENCH_REGISTER(ExitAfter3000Ops)->Name("fault/exit_in_time_pass");
 ALLOCBENCH_REGISTER(UnderscoreExitAfter3000Ops)->Name("fault/_exit_in_time_pass");
+ALLOCBENCH_REGISTER(SigtermAfter3000Ops)->Name("fault/sigterm_in_time_pass");
 ALLOCBENCH_REGISTER(TwoLoops)->Name("misuse/two_loops");
 ALLOCBENCH_REGISTER(SkipWithNull)->Name("misuse/skip_with_null");
 ALLOCBENCH_REGISTER(CounterWithNullName)->Name("misuse/counter_null_name");

@@ -20,7 +20,7 @@ import unicodedata
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -508,3 +508,78 @@ def test_calibrate_table_escapes_names():
     assert html.starts["script"] == 0
     cells = assert_one_even_table(html, len(HOSTILE))
     assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
+
+
+# --- the SVG charts of the report (reports/charts.py) ---------------------------------------
+
+Drawing = tuple[Callable[[], str], list[str]]
+
+
+def _charts(text: str) -> dict[str, Drawing]:
+    """Each chart writer with `text` in every heading and label it draws: what draws the SVG,
+    and the texts it must show, each as the chart shows it (the x-axis labels cut to 16
+    characters, the tooltips whole)."""
+    from reports import charts
+    shown = terminal(text, multiline=True)
+    return {
+        "line chart": (lambda: charts.line_chart(
+            text, [text, "v2"], [charts.Series(text, (1.0, None)), charts.Series("b", (2.0, 3.0))],
+            y_title=text, marks={1: text}),
+            [shown, terminal(charts.short(text), multiline=True), f"{shown}: {shown} 1",
+             f"v2: {shown}"]),
+        "sparkline": (lambda: charts.sparkline(text, [1.0, None, 2.0]), [shown]),
+        "bars": (lambda: charts.bars(text, [(text, text, [(text, 4.0)])]),
+                 [shown, f"{shown} ({shown})"]),
+        "flame graph": (lambda: charts.flame(text, [([text, "inner"], 96.0, text)]),
+                        [shown, f"{shown}: 96 B/op", f"inner: 96 B/op\n{shown}"]),
+    }
+
+
+def _pictures(text: str) -> dict[str, Drawing]:
+    """The same for matplotlib's pictures (plots.py): a `$` drawn as a `$`, control characters
+    as escapes, and a label that starts with `_` after a space (or the legend would drop it)."""
+    from fractions import Fraction
+    from allocbench import scaling
+    from reports import plots
+    drawn = terminal(text)
+    drawn = " " + drawn if drawn.startswith("_") else drawn
+    fit = scaling.Fit(text, (), 1, text, text, ((1, Fraction(1)), (2, Fraction(2))),
+                      Fraction(1), Fraction(0))
+    columns = [sweep_table.Column(sha, label, {
+        "sha": sha, "label": label, "subject": "s", "machine": "m", "recipe": "r",
+        "time_measured": False, "status": "ok", "results": results_doc({text: 8.0})})
+        for sha, label in (("1" * 40, text), ("2" * 40, "v2"))]
+    return {
+        "samples": (lambda: plots.samples(text, text, [(text, [[1.0, 2.0]])]), [drawn]),
+        "fit": (lambda: plots.fit(fit, text),
+                [drawn, f"{drawn} ({drawn})", f"1 {drawn} per {drawn} + 0"]),
+        "sweep curve": (lambda: plots.sweep_curve(columns, ["bytes_per_op"]), [drawn]),
+    }
+
+
+SVG_ELEMENTS = {"svg", "title", "rect", "line", "text", "polyline", "circle", "polygon", "g"}
+
+
+@pytest.mark.parametrize("kind", ["line chart", "sparkline", "bars", "flame graph", "samples",
+                                  "fit", "sweep curve"])
+@pytest.mark.parametrize("text", HOSTILE)
+def test_every_chart_draws_hostile_headings_and_labels_as_text(kind, text):
+    """Parsed as XML (a `<` or `&` not escaped would not parse, or add an element): no script,
+    link or handler (charts.py: only its own elements), no raw control or bidi character, and
+    each heading, label, legend and tooltip reads back as the escaped text."""
+    import xml.etree.ElementTree as ET
+    ours = kind in ("line chart", "sparkline", "bars", "flame graph")
+    draw, expected = (_charts if ours else _pictures)(text)[kind]
+    svg = draw()
+    root = ET.fromstring(svg)
+    tags = {e.tag.rsplit("}", 1)[-1] for e in root.iter()}
+    assert not tags & {"script", "a", "foreignObject", "iframe"}
+    assert tags <= SVG_ELEMENTS or not ours, tags - SVG_ELEMENTS
+    assert not [k for e in root.iter() for k in e.attrib if k.startswith("on")]
+    assert not [c for c in svg if unicodedata.category(c) in ("Cc", "Cf") and c != "\n"]
+    texts = [e.text for e in root.iter() if e.text]
+    if ours:
+        assert root.find("{http://www.w3.org/2000/svg}title").text == \
+            terminal(text, multiline=True)
+    for want in expected:
+        assert want in texts, (want, texts)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -110,8 +111,8 @@ def test_the_table_shows_ir_per_op_and_faults_under_valgrind_fail_only_their_ins
     assert results["instructions_truth/fault/crashes_under_valgrind"]["alloc"]["bytes_per_op"] \
         == 0
     failed = [name for name, r in results.items() if "error" in r]
-    assert sorted(failed) == ["instructions_truth/fault/crashes_under_valgrind",
-                              "instructions_truth/fault/hangs_under_valgrind"]
+    assert sorted(failed) == sorted([*VALGRIND_FAULTS,
+                                     "instructions_truth/fault/hangs_under_valgrind"])
 
 
 def test_one_process_for_every_instance_reads_each_instances_own_windows(runner, truth,
@@ -319,3 +320,130 @@ def test_the_readmes_ground_truth_sentence_is_this_tests_arithmetic():
     assert (f"990 more iterations per op are exactly +{LOOP * (1000 - 10):,} Ir/op, and "
             f"{LOOP * 5000:,} paused instructions per op, {LOOP * 1000000:,} in setup, a helper "
             f"thread's {LOOP * 10000:,} per op and a second scenario thread add exactly 0") in text
+
+
+# --- faults of the instructions pass, and instances that failed before it -----------------
+
+def _left_running(marker: str) -> list[str]:
+    """The command lines of the processes still running whose command line names `marker`
+    (a folder of the test's own: allocbench-run's --out, callgrind's files under TMPDIR)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int(proc.name) != os.getpid():
+                line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if marker in line and state != "Z":
+                    found.append(f"{proc.name}: {line}")
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue
+    return found
+
+
+REGEX_NAME = "instructions_truth/regex (a+b)*[c]{2}|d$^.?\\"
+VALGRIND_FAULTS = {
+    "instructions_truth/fault/exits_under_valgrind":
+        "instructions pass: ended the process with exit status 0 (a call to exit() or _exit() in "
+        "the scenario?) (under callgrind)",
+    "instructions_truth/fault/_exits_under_valgrind":
+        "instructions pass: ended the process with exit status 3 (a call to exit() or _exit() in "
+        "the scenario?) (under callgrind)",
+    "instructions_truth/fault/raises_sigterm_under_valgrind":
+        "instructions pass: crashed with SIGTERM (Terminated) (under callgrind)",
+    "instructions_truth/fault/crashes_under_valgrind":
+        "instructions pass: crashed with SIGABRT (Aborted) (under callgrind)",
+}
+
+
+def test_a_fault_in_the_instructions_pass_keeps_what_the_native_passes_measured(runner, truth,
+                                                                                 tmp_path):
+    """Each fault ends its process under valgrind only, after the count and time passes
+    measured it natively (new char[40] per op): both sections are kept whole, and the error
+    names the pass and the fault. The instance next to them is measured under callgrind."""
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(truth), "--instructions", "--repetitions", "2",
+                      "--min-time", "0.01", "--instance-timeout", "60", "--filter",
+                      "fault/(exits|_exits|raises_sigterm|crashes)_under|work/loops:10/",
+                      "--quiet", "--out", str(out), env=dict(os.environ, TMPDIR=str(tmp_path)),
+                      timeout=600)
+    assert done.returncode == 1, done.stderr
+    found = {r["name"]: r for r in json.loads(out.read_text())["results"]}
+    assert {name: r.get("error") for name, r in found.items()} == \
+        {**VALGRIND_FAULTS, WORK.format(10, 0, 0): None}
+    for name in VALGRIND_FAULTS:
+        alloc = found[name]["alloc"]
+        expected = (0, 0) if name.endswith("crashes_under_valgrind") else (40, 1)
+        assert (alloc["bytes_per_op"], alloc["allocs_per_op"]) == expected, name
+        assert len(found[name]["time"]["samples_ns_per_op"]) == 2, name
+        assert found[name]["instructions"] is None, name
+    assert found[WORK.format(10, 0, 0)]["instructions"]["window_ops"] == 1000
+    assert _left_running(str(tmp_path)) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]   # callgrind's folder gone
+
+
+# The error each instance got natively (tests/plugins/faults.cc), which the instructions pass
+# must not replace with its own.
+NATIVE_FAULTS = {
+    "fault/segfault": "count pass: crashed with SIGSEGV (Segmentation fault)",
+    "fault/hang": "count pass: did not finish within 20 s (--instance-timeout) and was killed",
+    "fault/throw": "count pass: threw std::runtime_error: the span pool is empty (uncaught)",
+    "misuse/skip_with_null": "count pass: SkipWithError() with no message",
+    "fault/segfault_in_time_pass": "time pass: crashed with SIGSEGV (Segmentation fault)",
+}
+
+
+def test_the_instructions_pass_keeps_the_native_error_and_leaves_nothing_running(
+        runner, build_dir, tmp_path):
+    """Instances that failed in their native passes keep their native error and what their
+    native passes measured: they are not run again under valgrind (where the hang would cost
+    another 20 s), the two others are. No process of theirs, nor an agent fault/daemon started
+    in either pass, is left."""
+    out, daemons = tmp_path / "r.json", tmp_path / "daemons"
+    started = time.monotonic()
+    done = run_runner(runner, "--plugin", str(build_dir / "tests" / "plugins" / "faults.so"),
+                      "--instructions", "--repetitions", "2", "--min-time", "0.01",
+                      "--instance-timeout", "20", "--filter",
+                      "good/before|fault/(segfault|hang|throw|daemon)$|misuse/skip_with_null|"
+                      "fault/segfault_in_time_pass", "--out", str(out),
+                      env=dict(os.environ, TMPDIR=str(tmp_path),
+                               ALLOCBENCH_TEST_DAEMON_PIDS=str(daemons)), timeout=600)
+    assert done.returncode == 1, done.stderr
+    assert time.monotonic() - started < 2 * 20   # the hang was waited for once, not twice
+    assert "\ninstructions pass: 2 instance(s) under callgrind (valgrind-3." in done.stderr
+    found = {r["name"]: r for r in json.loads(out.read_text())["results"]}
+    assert {name: r.get("error") for name, r in found.items()} == \
+        {**NATIVE_FAULTS, "good/before": None, "fault/daemon": None}
+    for name in NATIVE_FAULTS:
+        assert found[name]["instructions"] is None, name
+    alloc = found["fault/segfault_in_time_pass"]["alloc"]
+    assert (alloc["bytes_per_op"], alloc["allocs_per_op"]) == (96, 3)
+    for name in ("good/before", "fault/daemon"):
+        assert found[name]["instructions"]["window_ops"] == 1000, name
+        assert (found[name]["alloc"]["bytes_per_op"], found[name]["alloc"]["allocs_per_op"]) \
+            == (96, 3), name
+    agents = [int(pid) for pid in daemons.read_text().split()]
+    assert len(agents) == 2   # one natively, one under valgrind
+    assert [pid for pid in agents if Path(f"/proc/{pid}").exists()] == []
+    assert _left_running(str(tmp_path)) == []
+
+
+def test_the_pass_runs_exactly_the_instances_still_to_measure(runner, truth, build_dir,
+                                                              tmp_path):
+    """By a filter of their names, escaped: every character a regex gives a meaning to, in
+    REGEX_NAME, matches only itself. When every instance failed natively, valgrind is not
+    started at all."""
+    done = run_runner(runner, "--plugin", str(truth), "--instructions", "--no-time", "--filter",
+                      "regex", "--out", str(tmp_path / "r.json"), timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "\ninstructions pass: 1 instance(s) under callgrind (valgrind-3." in done.stderr
+    (result,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert result["name"] == REGEX_NAME
+    assert (result["alloc"]["bytes_per_op"], result["instructions"]["window_ops"]) == (40, 1000)
+    done = run_runner(runner, "--plugin", str(build_dir / "tests" / "plugins" / "faults.so"),
+                      "--instructions", "--no-time", "--filter", "fault/segfault$", "--out",
+                      str(tmp_path / "f.json"), env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert done.returncode == 1, done.stderr
+    assert "\ninstructions pass: 0 instance(s) under callgrind (valgrind-3." in done.stderr
+    (result,) = json.loads((tmp_path / "f.json").read_text())["results"]
+    assert result["error"] == NATIVE_FAULTS["fault/segfault"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "r.json"]

@@ -246,3 +246,45 @@ def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tm
     assert judged.sites_not_judged == (cmp.SitesNotJudged(
         mixed, f"profiling it under heaptrack failed: {found.failed[mixed]}", gates=True),)
     assert note == f"the sites of {sized} were not profiled: {found.failed[sized]}"
+
+
+def _rows(table: str) -> list[str]:
+    """The rows of a site table, the header and its rule left out."""
+    lines = [line for line in table.splitlines() if line.startswith("| ")]
+    assert lines[0] == "| site (innermost frame of your code first) | allocs/op | B/op | sizes |"
+    return lines[1:]
+
+
+def test_every_row_of_the_site_tables_in_order(profiler, ground_truth, capsys, monkeypatch,
+                                               tmp_path):
+    """ground_truth.cc's op: 3 × new of 32 B and malloc(100) in the scenario's function, and a
+    strdup of 9 characters (10 B) through libc: two sites, the bigger B/op first, and the sizes
+    of one site by their bytes (1 × 100 B before 3 × 32 B). ground_truth/background adds a
+    thread that mallocs 64 B as fast as it can: its row comes last, whatever its B/op (mostly
+    more than both others), and how many it made per op is the scheduler's."""
+    monkeypatch.setattr(cli.importlib.import_module("allocbench.commands.profile"),
+                        "runner_path", lambda: profiler[0])
+    code = cli.main(["profile", "ground_truth/mixed", "ground_truth/background", "--plugin",
+                     str(ground_truth), "--out", str(tmp_path)])
+    assert code == 1   # the background thread's allocations per op are not the count pass's
+    mixed, background = capsys.readouterr().out.split("### ")[1:]
+    op_rows = [r"\| `::{0}` \| 4 \| 196 \| 1 × 100 B \+ 3 × 32 B \|",
+               r"\| `::{0}` via `(__GI___)?strdup` \| 1 \| 10 \| 1 × 10 B \|"]
+    rows = _rows(mixed)
+    assert len(rows) == 3
+    for row, pattern in zip(rows, op_rows):
+        assert re.fullmatch(pattern.format("Mixed"), row), row
+    assert rows[2] == "| **total** | **5** | **206** | |"
+    rows = _rows(background)
+    assert len(rows) == 4
+    for row, pattern in zip(rows, op_rows):
+        assert re.fullmatch(pattern.format("Background"), row), row
+    # How many the thread made per op (the difference of two runs) is the scheduler's: even
+    # negative, and not a whole number. Its size is not.
+    number = r"−?[\d.e+-]+"
+    assert re.fullmatch(rf"\| another thread: `std::thread::_State_impl::_M_run` \| {number} \| "
+                        rf"{number} \| \\?{number} × 64 B \|", rows[2]), rows[2]
+    assert rows[3].startswith("| **total** | **")
+    # The .sites.md files hold the tables printed (print() adds a line).
+    written = sorted(p.read_text() for p in tmp_path.glob("*.sites.md"))
+    assert written == sorted("### " + t[:-1] for t in (mixed, background))
