@@ -5,6 +5,7 @@ usage: bench/mutate.py [--module PATH|GLOB]... [--area NAME]... [--per-module N]
                        [--list] [--out FILE.json] [--resume] [--jobs N] [--build-jobs N]
                        [--timeout S] [--build-dir DIR] [--tests PATH]... [--coverage-map FILE]
                        [--equivalent FILE] [--keep]
+       bench/mutate.py --table FILE.json...
 
 Generates the mutants of every module (bench/mutants/: Python from the AST, C++ from tokens,
 the CI templates' shell), draws a seeded sample of --per-module of each, and runs each on a
@@ -19,6 +20,9 @@ build (never written into) instead of one of the copy's own: only without C++ mu
 Exit code 0 when every judged mutant was killed, 1 when one survived, 2 for bad usage or a
 damaged --resume file, 3 when the copy does not build or the tests cannot run, 130 on Ctrl-C
 (what was measured stays in FILE.json).
+--table prints the table per area of the results files of one or more runs together (e.g. of
+areas measured on their own), the reviewed equivalents applied; a mutant in two files is an
+error (exit 2).
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--equivalent", type=Path, default=EQUIVALENT)
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--table", type=Path, nargs="+", metavar="FILE",
+                        help="print the table of these results files together; run nothing")
     return parser.parse_args()
 
 
@@ -82,9 +88,30 @@ def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt   # `timeout`'s SIGTERM ends a run as Ctrl-C does
 
 
+def table(files: list[Path], equivalent: Path) -> int:
+    """--table: the results of several runs as one table."""
+    records: dict[str, dict] = {}
+    try:
+        for path in files:
+            for r in results.read_json(path):
+                if r["id"] in records:
+                    raise ValueError(f"{path}: {r['id']} is in an earlier file too; give each "
+                                     "mutant's result once")
+                records[r["id"]] = r
+    except ValueError as e:
+        log(str(e))
+        return 2
+    mine = list(records.values())
+    results.apply_equivalents(mine, results.read_equivalents(equivalent))
+    print(results.table(mine))
+    return 0
+
+
 def main() -> int:
     signal.signal(signal.SIGTERM, _interrupted)
     args = arguments()
+    if args.table:
+        return table(args.table, args.equivalent)
     root = args.root.resolve()
     names = tree_files(root)
     try:
