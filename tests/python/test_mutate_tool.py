@@ -271,6 +271,38 @@ def test_resume_keeps_the_measured_mutants_and_the_reviewed_list_marks_equivalen
                             "| id | result | diff |\n|---|---|---|\n")
 
 
+def test_table_puts_the_runs_of_separate_areas_together_each_mutant_once(tmp_path):
+    tiny_tree(tmp_path)
+    assert mutate(tmp_path).returncode == 1          # gate: one killed, one survived
+    doc = json.loads((tmp_path / "r.json").read_text())
+    other = dict(doc, mutants=[dict(r, id=r["id"].replace("stats.py", "imports/bdn.py"),
+                                    area="imports", result="not-covered")
+                               for r in doc["mutants"]])
+    (tmp_path / "imports.json").write_text(json.dumps(other))
+    (tmp_path / "equivalent.txt").write_text(
+        "scripts/allocbench/imports/bdn.py:2:cmp-flip:1:e321f322 reviewed\n")
+    done = mutate(tmp_path, "--table", str(tmp_path / "r.json"), str(tmp_path / "imports.json"))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (HEADER + "| gate | 2 | 1 | 0 | 0 | 1 | 0 | 0 | 50 % |\n"
+                           "| imports | 2 | 0 | 0 | 1 | 0 | 1 | 0 | 0 % |\n"
+                           "| all | 4 | 1 | 0 | 1 | 1 | 1 | 0 | 33 % |\n")
+    twice = mutate(tmp_path, "--table", str(tmp_path / "r.json"), str(tmp_path / "r.json"))
+    assert (twice.returncode, twice.stdout) == (2, "")
+    assert twice.stderr == (f"mutate: {tmp_path / 'r.json'}: {KILLED} is in an earlier file "
+                            "too; give each mutant's result once\n")
+
+
+def test_the_readme_table_is_the_tools_table_of_the_committed_runs():
+    files = sorted((ROOT / "bench" / "data" / "mutate").glob("*.json"))
+    assert files
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "mutate.py"), "--table",
+                           *map(str, files)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- mutate-table:begin -->\n")[1].split("<!-- mutate-table:end -->")[0]
+    assert block == done.stdout
+
+
 def test_resume_from_a_damaged_file_is_bad_input_naming_it(tmp_path):
     tiny_tree(tmp_path)
     out = tmp_path / "r.json"
