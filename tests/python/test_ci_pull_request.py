@@ -391,11 +391,12 @@ FAILURES = [
      "allocbench: error: building 100% of it failed\n  the compiler's last words\n\n", 3,
      "allocbench: error: building 100% of it failed"),
     ("a warning\nallocbench: note: no error line\n\n \n", 2, "allocbench: note: no error line"),
+    ("\n", 3, ""),   # no line at all: the gate's error still says ab's exit code
 ]
 
 
 @pytest.mark.parametrize("ci", [GitHub, GitLab], ids=["github", "gitlab"])
-@pytest.mark.parametrize("printed, code, message", FAILURES, ids=["error lines", "none"])
+@pytest.mark.parametrize("printed, code, message", FAILURES, ids=["error lines", "none", "nothing"])
 def test_a_failed_ab_gives_its_last_error_line_and_leaves_the_comment(ci, printed, code, message,
                                                                      tmp_path):
     """A fake ab (allocbench-tool/allocbench) that prints `printed` and exits `code`: the
