@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import report_data
+from ci_jobs import bash
 from allocbench import cli
 from conftest import ROOT
 
@@ -293,24 +294,18 @@ def fake_tool(folder: Path, name: str, script: str) -> None:
     (folder / name).chmod(0o755)
 
 
-def run_shell(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """As Actions runs `shell: bash` and GitLab a job's script lines: bash -e, pipefail."""
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                          cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=60)
-
-
 def package_scripts(workflow: Path) -> dict[str, str]:
-    """Each job's shell that mentions apt-get: a GitHub job's step, a GitLab job's lines."""
+    """Each job's shell lines that mention apt-get: a GitHub job's steps, a GitLab job's
+    script lines, run one after the other."""
     doc = yaml.safe_load(workflow.read_text())
     if "jobs" in doc:
         found = {name: [s["run"] for s in job["steps"] if "apt-get" in s.get("run", "")]
                  for name, job in doc["jobs"].items()}
     else:
-        found = {name: ["\n".join(line for key in ("before_script", "script", "after_script")
-                                  for line in job.get(key, []) if "apt-get" in line)]
+        found = {name: [line for key in ("before_script", "script", "after_script")
+                        for line in job.get(key, []) if "apt-get" in line]
                  for name, job in doc.items() if isinstance(job, dict) and "script" in job}
-    return {name: scripts[0] for name, scripts in found.items() if scripts and scripts[0]}
+    return {name: "\n".join(lines) for name, lines in found.items() if lines}
 
 
 # What each job installs (debian:12 has none of it), and nothing else mentions apt-get.
@@ -337,9 +332,9 @@ def test_every_job_installs_its_packages_only_after_a_successful_apt_get_update(
         install = f"install -y --no-install-recommends {PACKAGES[workflow, job]}"
         for update, code, calls in (("0", 0, ["update", install]), ("100", 100, ["update"])):
             log.write_text("")
-            done = run_shell(script, tmp_path, {
-                "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "APT_LOG": str(log),
-                "APT_UPDATE_EXIT": update})
+            done = bash(script, tmp_path, {
+                **os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+                "APT_LOG": str(log), "APT_UPDATE_EXIT": update})
             assert (done.returncode, log.read_text().splitlines()) == (code, calls), \
                 f"{workflow} {job}: {script}\n{done.stderr}"
 
@@ -366,7 +361,7 @@ def test_exit_code_1_of_a_sweep_or_report_step_passes_2_and_3_fail_it(tmp_path):
         called = expand(shlex.split(text.split("||")[0])[1:], {"GITHUB_SHA": "0" * 40})
         for ab, step in ((0, 0), (1, 0), (2, 1), (3, 1)):
             args.write_text("")
-            done = run_shell(text, tmp_path, {"AB_ARGS": str(args), "AB_EXIT": str(ab),
-                                              "GITHUB_SHA": "0" * 40})
+            done = bash(text, tmp_path, {**os.environ, "AB_ARGS": str(args),
+                                         "AB_EXIT": str(ab), "GITHUB_SHA": "0" * 40})
             assert (done.returncode, args.read_text().splitlines()) == (step, called), \
                 f"{workflow} {name!r}, allocbench exit code {ab}: {done.stderr}"
