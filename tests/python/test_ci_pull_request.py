@@ -382,3 +382,40 @@ def test_a_long_discussion_before_the_first_push_still_gets_one_note(project, ru
     assert len(run.forge.comments(run.thread)) == 201
 
 
+
+
+# What a failing ab printed (its stderr), its exit code, the message the gate's error gives:
+# the last `allocbench: error:` line, else the last line that is not blank.
+FAILURES = [
+    ("allocbench: building my_scenarios\nallocbench: error: the first of two\n"
+     "allocbench: error: building 100% of it failed\n  the compiler's last words\n\n", 3,
+     "allocbench: error: building 100% of it failed"),
+    ("a warning\nallocbench: note: no error line\n\n \n", 2, "allocbench: note: no error line"),
+    ("\n", 3, ""),   # no line at all: the gate's error still says ab's exit code
+]
+
+
+@pytest.mark.parametrize("ci", [GitHub, GitLab], ids=["github", "gitlab"])
+@pytest.mark.parametrize("printed, code, message", FAILURES, ids=["error lines", "none", "nothing"])
+def test_a_failed_ab_gives_its_last_error_line_and_leaves_the_comment(ci, printed, code, message,
+                                                                     tmp_path):
+    """A fake ab (allocbench-tool/allocbench) that prints `printed` and exits `code`: the
+    gate's one error, the exit code it hands over, nothing posted."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "pr")
+    head = commit(work, "the head", {"README.md": "a project\n"})
+    (work / "printed.txt").write_text(printed)
+    (work / "allocbench-tool").mkdir()
+    fake = work / "allocbench-tool" / "allocbench"
+    fake.write_text(f"#!/bin/sh\ncat {work / 'printed.txt'} >&2\nexit {code}\n")
+    fake.chmod(0o755)
+    run = ci(work, tmp_path)
+    seeded = run.forge.comments(run.thread)
+    gate, post = run.push(head, head, head, "")
+    assert gate.returncode == code, gate.stdout + gate.stderr
+    shown = message.replace("%", "%25") if ci is GitHub else message   # a workflow command's %
+    assert run.errors(gate) == [run.error(code, shown)]
+    assert (work / "allocbench-comment" / "exit-code").read_text() == f"{code}\n"
+    assert (post.returncode, post.stdout.splitlines()) == (0, [run.left(code)])
+    assert run.forge.new_calls() == [] and run.forge.comments(run.thread) == seeded

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import report_data
+from ci_jobs import bash
 from allocbench import cli
 from conftest import ROOT
 
@@ -283,3 +284,84 @@ def test_publish_store_steps_create_the_branch_then_add_to_it(tmp_path, monkeypa
     assert "[rejected]" in late.step("Keep the store").stderr   # then fetched, rebased, pushed
     assert len(branch_files(origin, branch)) == 8
     assert git("rev-list", "--count", branch, cwd=origin).strip() == "4"
+
+
+# --- the templates' shell, run against fake tools ---
+
+def fake_tool(folder: Path, name: str, script: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(f"#!/bin/sh\n{script}")
+    (folder / name).chmod(0o755)
+
+
+def package_scripts(workflow: Path) -> dict[str, str]:
+    """Each job's shell lines that mention apt-get: a GitHub job's steps, a GitLab job's
+    script lines, run one after the other."""
+    doc = yaml.safe_load(workflow.read_text())
+    if "jobs" in doc:
+        found = {name: [s["run"] for s in job["steps"] if "apt-get" in s.get("run", "")]
+                 for name, job in doc["jobs"].items()}
+    else:
+        found = {name: [line for key in ("before_script", "script", "after_script")
+                        for line in job.get(key, []) if "apt-get" in line]
+                 for name, job in doc.items() if isinstance(job, dict) and "script" in job}
+    return {name: "\n".join(lines) for name, lines in found.items() if lines}
+
+
+# What each job installs (debian:12 has none of it), and nothing else mentions apt-get.
+PACKAGES = {
+    ("publish.yml", "publish"): "git ca-certificates python3",
+    ("pull-request.yml", "ab"): "git ca-certificates python3 ccache",
+    ("sweep.yml", "sweep"): "git ca-certificates python3",
+    ("sweep.yml", "table"): "git ca-certificates python3",
+    ("allocbench.yml", "allocbench-ab"): "git ca-certificates python3 ccache",
+    ("allocbench.yml", "allocbench-note"): "ca-certificates curl python3",
+}
+
+
+def test_every_job_installs_its_packages_only_after_a_successful_apt_get_update(tmp_path):
+    """A failed update (apt-get's exit code 100: no package lists) fails the step before any
+    install; after a good one, the job's packages are installed, once."""
+    found = {(w.name, job): script for w in WORKFLOWS
+             for job, script in package_scripts(w).items()}
+    assert sorted(found) == sorted(PACKAGES)
+    fake_tool(tmp_path / "bin", "apt-get", 'printf "%s\\n" "$*" >> "$APT_LOG"\n'
+                                           '[ "$1" != update ] || exit "$APT_UPDATE_EXIT"\n')
+    log = tmp_path / "apt.log"
+    for (workflow, job), script in found.items():
+        install = f"install -y --no-install-recommends {PACKAGES[workflow, job]}"
+        for update, code, calls in (("0", 0, ["update", install]), ("100", 100, ["update"])):
+            log.write_text("")
+            done = bash(script, tmp_path, {
+                **os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+                "APT_LOG": str(log), "APT_UPDATE_EXIT": update})
+            assert (done.returncode, log.read_text().splitlines()) == (code, calls), \
+                f"{workflow} {job}: {script}\n{done.stderr}"
+
+
+# The steps that are one allocbench sweep or report. Its exit code 1 is recorded, not an error:
+# a sweep with a revision that did not build or an instance that failed (a gap), a site with an
+# unreadable record. 0 passes too; 2 (bad input) and 3 (a failed run) fail the step (with
+# test's exit code 1).
+ONE_IS_RECORDED = [("publish.yml", "Measure this commit"), ("publish.yml", "Build the site"),
+                   ("sweep.yml", "Sweep shard ${{ matrix.shard }} of 3")]
+
+
+def test_exit_code_1_of_a_sweep_or_report_step_passes_2_and_3_fail_it(tmp_path):
+    steps = [(w.name, s.get("name"), s["run"]) for w in GITHUB_WORKFLOWS
+             for job in yaml.safe_load(w.read_text())["jobs"].values()
+             for s in job["steps"]
+             if re.match(r"allocbench-tool/allocbench (sweep|report) ", s.get("run", ""))]
+    assert [(w, name) for w, name, _ in steps] == ONE_IS_RECORDED
+    fake_tool(tmp_path / "allocbench-tool", "allocbench",
+              'printf "%s\\n" "$@" > "$AB_ARGS"\nexit "$AB_EXIT"\n')
+    args = tmp_path / "args"
+    for workflow, name, text in steps:
+        text = text.replace("${{ matrix.shard }}", "1")
+        called = expand(shlex.split(text.split("||")[0])[1:], {"GITHUB_SHA": "0" * 40})
+        for ab, step in ((0, 0), (1, 0), (2, 1), (3, 1)):
+            args.write_text("")
+            done = bash(text, tmp_path, {**os.environ, "AB_ARGS": str(args),
+                                         "AB_EXIT": str(ab), "GITHUB_SHA": "0" * 40})
+            assert (done.returncode, args.read_text().splitlines()) == (step, called), \
+                f"{workflow} {name!r}, allocbench exit code {ab}: {done.stderr}"
