@@ -17,7 +17,7 @@ from pathlib import Path
 
 from workspace import PYTHON, Workspace, run
 
-FORMAT = 2   # of the cached map; part of the cache file's name
+FORMAT = 3   # of the cached map; part of the cache file's name
 SITECUSTOMIZE = '''import os
 if os.environ.get("COVERAGE_PROCESS_START"):
     import coverage
@@ -157,11 +157,15 @@ def measure(ws: Workspace, tests: tuple[str, ...], timeout: float) -> CoverageMa
         cwd=ws.src, env=env, timeout=600)
     data = coverage.CoverageData(basename=str(hooks / "data"))
     data.read()
+    tests_run = json.loads(tests_file.read_text())
+    # A line run in no test's context ran when pytest imported the module, collecting the tests
+    # (a class body, a default, a constant): what it does is there for every test of the run.
+    every = sorted(tests_run)
     lines: dict[str, dict[int, list[str]]] = {}
     prefix = str(ws.src) + os.sep
     for measured in data.measured_files():
         if measured.startswith(prefix):
             by_line = data.contexts_by_lineno(measured)
-            lines[measured[len(prefix):]] = {n: sorted(c for c in ctx if c)
-                                            for n, ctx in by_line.items() if any(ctx)}
-    return CoverageMap(json.loads(tests_file.read_text()), lines, time.monotonic() - started)
+            lines[measured[len(prefix):]] = {n: every if "" in ctx else sorted(ctx)
+                                            for n, ctx in by_line.items()}
+    return CoverageMap(tests_run, lines, time.monotonic() - started)

@@ -79,10 +79,6 @@ CODES: tuple[ExitCode, ...] = (
 )
 
 
-def by_code(code: int) -> ExitCode:
-    return next(c for c in CODES if c.code == code)
-
-
 def pairs() -> list[tuple[str, int]]:
     """Every documented (command, code), commands in EVERY's order."""
     return [(who, c.code) for c in CODES for who in EVERY if who in c.returned_by]

@@ -41,7 +41,7 @@ def least_squares(points: list[tuple[int, Fraction]]) -> tuple[Fraction, Fractio
     sx = sum(Fraction(x) for x, _ in points)
     sy = sum(y for _, y in points)
     sxx = sum(Fraction(x) * x for x, _ in points)
-    sxy = sum(Fraction(x) * y for x, y in points)
+    sxy = sum(x * y for x, y in points)   # y is a Fraction already
     slope = (n * sxy - sx * sy) / (n * sxx - sx * sx)
     return slope, (sy - slope * sx) / n
 

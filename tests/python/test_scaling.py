@@ -36,6 +36,15 @@ def test_a_noisy_relation_is_fitted_but_not_exact():
     assert not fit.exact
 
 
+def test_one_point_on_the_line_is_not_an_exact_fit():
+    # Means x 2.5, y 11.5; sum (x - 2.5)(y - 11.5) = 5 = sum (x - 2.5)^2: slope 1, intercept 9,
+    # and only (1, 10) lies on y = 9 + x.
+    results = [result("s", {"n": x}, y) for x, y in ((1, 10), (2, 10), (3, 14), (4, 12))]
+    (fit,) = scaling.fits(results)
+    assert (fit.slope, fit.intercept) == (1, 9)
+    assert not fit.exact
+
+
 def test_threads_and_failed_instances_are_kept_apart():
     results = [result("s", {"n": x}, 10 * x) for x in (1, 2, 3)]
     results += [result("s", {"n": x}, 10 * x, threads=4) for x in (1, 2)]
