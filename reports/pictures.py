@@ -43,8 +43,7 @@ class Pictures:
         digest = hashlib.sha256(json.dumps([_CODE, kind, data], sort_keys=True,
                                            default=repr).encode()).hexdigest()[:24]
         name = f"{FOLDER}/{kind}-{digest}.svg"
-        if self.site is None:
-            self.drawn += 1
+        if self.site is None:   # a page of its own (a run's): nothing counts its pictures
             svg = draw(*args, **kwargs)
             return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
         target = self.site / name

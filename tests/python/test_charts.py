@@ -250,3 +250,8 @@ def test_the_samples_are_drawn_in_the_order_measured_with_a_break_between_forks(
     assert [k for k in sequence["lines"] if not k.startswith("_")] == ["base", "candidate"]
     assert (sequence["title"], sequence["ylabel"]) == ("span: ns/op", "ns/op")
     assert histogram["xlabel"] == "samples"
+
+
+def test_an_axis_label_is_cut_to_sixteen_characters_with_an_ellipsis():
+    assert charts.short("x" * 16) == "x" * 16
+    assert charts.short("x" * 17) == "x" * 15 + "…"

@@ -65,3 +65,20 @@ def test_damaged_field(tmp_path):
     damaged.write_text(json.dumps(doc))
     assert load_error(damaged) == (f"{damaged}: field 'results' is missing or not a list; the "
                                    "file is damaged, re-run the measurement")
+
+
+def test_a_scenario_over_three_values_of_an_argument_gets_its_exact_slope():
+    doc = results.load(DATA / "results_small.json")
+    template = doc["results"][0]
+    doc["results"] = []
+    for n in (1, 2, 3):   # B/op = 5 + 10 n: slope 10 B/op per unit, intercept 5 B/op
+        r = json.loads(json.dumps(template))
+        r.update(name=f"fan/n:{n}", scenario="fan", args={"n": n}, threads=1)
+        r["alloc"]["bytes_per_op"] = 5 + 10 * n
+        doc["results"].append(r)
+    lines = report.markdown(doc).splitlines()
+    start = lines.index("## How B/op grows with an argument")
+    assert lines[start + 4:start + 7] == [
+        "| scenario | argument | slope (B/op per unit) | intercept (B/op) | points |",
+        "|---|---|---:|---:|---|",
+        "| `fan` | n | 10 (exact) | 5 | 1: 15, 2: 25, 3: 35 |"]

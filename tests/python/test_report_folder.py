@@ -290,3 +290,13 @@ def test_a_link_the_user_put_in_place_of_allocbenchs_file_is_theirs(tmp_path, ca
     assert report(tmp_path / "store", out) == 2
     assert f"--out {out}: assets/style.css is not allocbench's" in capsys.readouterr().err
     assert tree(out) == before
+
+
+def test_a_wrong_out_is_named_before_any_input_is_read(tmp_path, capsys):
+    """--out is checked first: a store of a year takes a while to read, and a wrong folder
+    must not cost that (nor be hidden behind an input's error)."""
+    out = tmp_path / "site"
+    out.write_text("not a folder\n")
+    assert cli.main(["report", str(tmp_path / "no-such-results.json"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"allocbench: error: --out {out}: is not a folder; give a "
+                                       "new folder or a report folder that allocbench wrote\n")

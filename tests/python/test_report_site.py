@@ -315,6 +315,8 @@ def test_a_rebuild_draws_only_the_pictures_whose_data_changed(tmp_path):
     store = rd.write_store(tmp_path / "store", rd.history())
     out = tmp_path / "site"
     first = site.build(inputs.read([], store, [], []), out)
+    assert first.pages == len(list(out.rglob("*.html")))
+    assert (first.drawn, first.reused) == (len(list((out / "img").iterdir())), 0)
     again = site.build(inputs.read([], store, [], []), out)
     assert (again.drawn, again.reused) == (0, first.drawn)
     pictures = {p.name: p.read_bytes() for p in (out / "img").iterdir()}
