@@ -131,6 +131,13 @@ def test_the_readme_table_is_the_one_the_module_generates():
         "output of `PYTHONPATH=scripts python3 -m allocbench.exit_codes` between the markers")
 
 
+def test_the_command_the_message_above_names_prints_the_readme_table():
+    done = subprocess.run(["/usr/bin/python3", "-m", "allocbench.exit_codes"], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT / "scripts")))
+    assert (done.returncode, done.stdout, done.stderr) == (0, readme_table(), "")
+
+
 def test_each_readme_row_names_the_commands_that_return_its_code():
     """Read as a user reads it: the code column, and who returns it."""
     found = {}
