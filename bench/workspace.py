@@ -76,7 +76,10 @@ class Workspace:
         self.dirty = False   # the build holds objects of a mutated source
         self.logs = temp / "logs"
         self.jobs = jobs
-        self.env = dict(os.environ, CCACHE_BASEDIR=str(temp), PYTHONDONTWRITEBYTECODE="1",
+        # Not the caller's PYTHONPATH: the ./allocbench launcher's names the checkout's own
+        # scripts/, and the copy's tests would import that code instead of the mutated copy's.
+        self.env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        self.env.update(CCACHE_BASEDIR=str(temp), PYTHONDONTWRITEBYTECODE="1",
                         ALLOCBENCH_BUILD_DIR=str(self.build))
 
     def copy(self) -> int:

@@ -141,7 +141,7 @@ def measure(ws: Workspace, tests: tuple[str, ...], timeout: float) -> CoverageMa
     # start with it as its context.
     env = {k: v for k, v in ws.env.items() if k != "PYTEST_CURRENT_TEST"}
     env.update(COVERAGE_PROCESS_START=str(rc), MUTATE_TESTS_FILE=str(tests_file),
-               PYTHONPATH=os.pathsep.join(filter(None, (str(hooks), os.environ.get("PYTHONPATH")))))
+               PYTHONPATH=str(hooks))
     started = time.monotonic()
     try:
         code, output = run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutate_coverage_plugin",
