@@ -52,8 +52,10 @@ pid_t GrandchildPid(const ChildReport& report) {
 void ExpectGone(pid_t pid) {
   const bool alive = kill(pid, 0) == 0;
   EXPECT_FALSE(alive) << "process " << pid << " outlived RunInChild";
-  if (alive) kill(pid, SIGKILL);
-  else EXPECT_EQ(errno, ESRCH);
+  if (alive)
+    kill(pid, SIGKILL);
+  else
+    EXPECT_EQ(errno, ESRCH);
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
 }
