@@ -171,12 +171,16 @@ def main() -> int:
         if cmap.failing():
             log(f"tests failing on the unmutated copy, not used: {', '.join(cmap.failing())}")
         meta = {"seed": args.seed, "coverage_seconds": round(cmap.seconds)}
+        # --resume keeps the records of modules outside this sample (a re-run of one module
+        # leaves the rest of the file as it was) and drops this sample's modules' stale ones.
+        sampled = {m.id for m in mutants}
         found: dict[str, dict] = {i: r for i, r in done.items()
-                                  if i in {m.id for m in mutants}}
+                                  if i in sampled or r["file"] not in chosen}
         idle: queue.Queue[Workspace] = queue.Queue()
         for ws in workspaces:
             idle.put(ws)
-        order = {m.id: n for n, m in enumerate(mutants)}
+        order = {i: n for n, i in enumerate([*(i for i in done if i not in sampled),
+                                             *(m.id for m in mutants)])}
 
         def one(n: int, m) -> None:
             ws = idle.get()

@@ -15,14 +15,8 @@ from typing import Any, NoReturn
 from allocbench.errors import UserError
 from allocbench.fileio import INT64, json_path
 
-class _Missing:
-    """The value of a key that a document lacks (dict.get's default), told apart from null."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
+# The value of a key that a document lacks (dict.get's default), told apart from null.
+MISSING: Any = object()
 
 
 def finite(value: Any) -> bool:

@@ -196,7 +196,9 @@ def figures(monkeypatch) -> list[dict]:
                 "lines": {line.get_label(): [None if math.isnan(v) else v
                                              for v in line.get_ydata()]
                           for line in axis.get_lines()},
-                "x": [list(line.get_xdata()) for line in axis.get_lines()]})
+                "x": [list(line.get_xdata()) for line in axis.get_lines()],
+                "markers": [(line.get_marker(), line.get_markersize())
+                            for line in axis.get_lines()]})
         return save(figure, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", record)
@@ -248,6 +250,8 @@ def test_the_samples_are_drawn_in_the_order_measured_with_a_break_between_forks(
     assert sequence["x"] == [[0, 1], [2], [0], [1, 2]]
     assert list(sequence["lines"].values()) == [[10.0, 11.0], [12.0], [20.0], [21.0, 22.0]]
     assert [k for k in sequence["lines"] if not k.startswith("_")] == ["base", "candidate"]
+    # Every sample a 3-point dot: a fork of one sample is a line of one point, seen only so.
+    assert sequence["markers"] == [("o", 3)] * 4
     assert (sequence["title"], sequence["ylabel"]) == ("span: ns/op", "ns/op")
     assert histogram["xlabel"] == "samples"
 

@@ -273,6 +273,26 @@ def test_resume_keeps_the_measured_mutants_and_the_reviewed_list_marks_equivalen
                             "| id | result | diff |\n|---|---|---|\n")
 
 
+def test_resume_of_one_module_keeps_the_other_modules_records_and_drops_its_stale_ones(
+        tmp_path):
+    """Measuring one module again (after a test was added) must not lose the rest of the file;
+    a record of that module that is no longer in its sample (its line changed) is dropped."""
+    tiny_tree(tmp_path)
+    other = {"id": "scripts/allocbench/policy.py:3:num-1:1:0badf00d", "area": "gate",
+             "file": "scripts/allocbench/policy.py", "line": 3, "operator": "num-1",
+             "diff": "x = 1 → x = 2", "result": "killed", "by": "t", "seconds": 1.0}
+    stale = dict(other, id="scripts/allocbench/stats.py:9:num-1:1:0badf00d",
+                 file="scripts/allocbench/stats.py", result="survived", by="")
+    out = tmp_path / "r.json"
+    out.write_text(json.dumps({"allocbench_mutate": 1, "seed": 24, "coverage_seconds": 1,
+                               "mutants": [other, stale]}))
+    done = mutate(tmp_path, "--resume")
+    assert done.returncode == 1, done.stderr
+    records = json.loads(out.read_text())["mutants"]
+    assert [(r["id"], r["result"]) for r in records] == [
+        (other["id"], "killed"), (KILLED, "killed"), (SURVIVOR, "survived")]
+
+
 def test_table_puts_the_runs_of_separate_areas_together_each_mutant_once(tmp_path):
     tiny_tree(tmp_path)
     assert mutate(tmp_path).returncode == 1          # gate: one killed, one survived

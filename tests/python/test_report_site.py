@@ -19,8 +19,8 @@ import pytest
 
 import report_data as rd
 from allocbench import cli
-from allocbench.errors import UserError
-from reports import folder, inputs, pages, site
+from allocbench.errors import MeasurementFailed, UserError
+from reports import folder, inputs, markdown, pages, site
 
 
 class Page(HTMLParser):
@@ -519,3 +519,42 @@ def test_a_folder_of_profiles_adds_each_instances_sites_and_flame_graph(tmp_path
     # the op's 96 B from Start inwards, ending in the library function it allocated through.
     assert labels == ["another thread", "Flush", "Start", "Span::SetTag",
                       "std::basic_string::_M_create"]
+
+
+def test_an_instance_that_failed_does_not_hide_the_instructions_column_of_the_others(tmp_path):
+    """--instructions ran, and one instance failed: the column is there, with each count and a
+    dash for the failed one; no instance measured: no column (above)."""
+    store = rd.write_store(tmp_path / "store", rd.history())
+    path = store / "ci-runner/system" / rd.sha(4) / "0123456789abcdef.json"   # v1.10, newest
+    record = json.loads(path.read_text())
+    record["results"]["context"]["instructions"] = {
+        "tool": "callgrind", "estimated_cycles": False, "warmup_ops": 100, "window_ops": 1000}
+    for k, result in enumerate(record["results"]["results"]):
+        result["instructions"] = {"instructions_per_op": 1000.0 + k}
+        if result["name"] == "tracer/fanout/children:5":
+            result.update(error="SIGSEGV", alloc=None, time=None, instructions=None)
+    path.write_text(json.dumps(record))
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 0
+    rows = Page(out / "index.html").table("latest")
+    assert rows[0][:6] == ["scenario", "B/op", "allocs/op", "Ir/op", "ns/op", "ops/s"]
+    by_name = {row[0]: row[1:4] for row in rows[1:]}
+    names = [r["name"] for r in record["results"]["results"]]
+    ir = {name: str(1000 + k) for k, name in enumerate(names)}   # exact counts: no separator
+    assert by_name["tracer/start_span"] == ["80", "2", ir["tracer/start_span"]]
+    assert by_name["tracer/fanout/children:20"] == [
+        str(160 + 96 * 20), "21", ir["tracer/fanout/children:20"]]
+    assert by_name["tracer/fanout/children:5 failed"] == ["–", "–", "–"]
+
+
+def test_a_failing_cmark_is_named_with_its_exit_code_and_the_start_of_its_error(
+        tmp_path, monkeypatch):
+    fake = tmp_path / "cmark-gfm"
+    fake.write_text("#!/bin/sh\ncat >/dev/null\nprintf '  %s\\n' \"$MESSAGE\" >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(markdown, "CMARK", str(fake))
+    monkeypatch.setenv("MESSAGE", "x" * 199 + "YZ")
+    with pytest.raises(MeasurementFailed) as failed:
+        markdown.to_html("| a |\n|---|\n| 1 |\n")
+    # Its first 200 characters, stripped: the 199 x's and the Y, not the Z.
+    assert str(failed.value) == f"{fake} failed (exit code 3): " + "x" * 199 + "Y"
