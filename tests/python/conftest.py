@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -66,10 +67,12 @@ def prefix(build_dir, tmp_path_factory) -> Path:
     return prefix
 
 
-def run_runner(runner: Path, *args: str, env: dict | None = None, timeout: float = 120
-               ) -> subprocess.CompletedProcess:
+def run_runner(runner: Path, *args: str, env: dict | None = None, timeout: float = 120,
+               sighup: signal.Handlers = signal.SIG_DFL) -> subprocess.CompletedProcess:
+    """The runner as a terminal starts it: SIGHUP by default, even when these tests run under
+    nohup (the runner keeps an ignored SIGHUP ignored; `sighup=signal.SIG_IGN` tests that)."""
     return subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+                          env=env, preexec_fn=lambda: signal.signal(signal.SIGHUP, sighup))
 
 
 def count_only(runner: Path, plugin: Path, out: Path, *args: str) -> dict:

@@ -193,6 +193,21 @@ def test_one_signal_stops_a_hanging_run_and_keeps_what_was_measured(runner, faul
         [("good/before", 96)]
 
 
+def test_a_sighup_ignored_where_the_run_was_started_stays_ignored(runner, faults, tmp_path):
+    """Under nohup the daemon's SIGHUP neither stops the run nor blames the instance: the
+    instance runs on to its time limit, and the next one is measured."""
+    out = tmp_path / "r.json"
+    done = run_runner(runner, "--plugin", str(faults), "--filter",
+                      "fault/sighup_to_runner_from_daemon|good/after", "--no-time",
+                      "--instance-timeout", "1", "--out", str(out), sighup=signal.SIG_IGN)
+    assert done.returncode == 1, done.stderr
+    assert [(r["name"], r.get("error"), (r["alloc"] or {}).get("bytes_per_op"))
+            for r in results.load(out)["results"]] == [
+        ("fault/sighup_to_runner_from_daemon",
+         "count pass: did not finish within 1 s (--instance-timeout) and was killed", None),
+        ("good/after", None, 96)]
+
+
 def test_without_isolation_a_signal_from_a_process_the_scenario_started_stops_the_run(
         runner, faults, tmp_path):
     """fault/sigterm_from_child's child sends SIGTERM to its parent: without isolation that is
