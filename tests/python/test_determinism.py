@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+
 from conftest import count_only
 
 # Single-threaded instances of both plugins (the built-in one and the ground truth).
@@ -78,3 +82,30 @@ def test_isolation_changes_no_per_op_count_and_makes_the_cold_op_independent_of_
         alone = count_only(runner, ground_truth, tmp_path / "alone.json", "--plugin",
                            str(builtin), "--filter", f"^{name}$", "--no-isolation")[name]
         assert {k: isolated[name][k] for k in cold} == {k: alone[k] for k in cold}
+
+
+def _upstream(package: str) -> str:
+    """A Debian package's upstream version: 2.36-9+deb12u14 → 2.36, 2.0.9+ds-2 → 2.0.9."""
+    version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], check=True,
+                             capture_output=True, text=True).stdout
+    return re.split(r"[-+]", version.split(":")[-1])[0]
+
+
+def test_each_backend_names_itself_and_the_version_debian_installed(build_dir, ground_truth,
+                                                                    tmp_path):
+    """The results' context says which allocator measured, and which release of it: what the
+    library itself reports, checked against the version of the package dpkg installed."""
+    expected = {
+        "allocbench-run": ("glibc", _upstream("libc6")),
+        "allocbench-run-jemalloc": ("jemalloc", f"{_upstream('libjemalloc2')}-0-g"),
+        "allocbench-run-mimalloc": ("mimalloc", _upstream("libmimalloc2.0")),
+        "allocbench-run-tcmalloc": ("tcmalloc", f"gperftools {_upstream('libtcmalloc-minimal4')}"),
+    }
+    for name, (allocator, version) in expected.items():
+        out = tmp_path / f"{name}.json"
+        count_only(build_dir / "bin" / name, ground_truth, out, "--filter", "ground_truth/sized")
+        found = json.loads(out.read_text())["context"]["allocator"]
+        # jemalloc's own string goes on with the commit it was built from (…-0-g54eaed1d8b…).
+        assert found["name"] == allocator and (found["version"].startswith(version)
+                                               if name.endswith("jemalloc") else
+                                               found["version"] == version), (name, found)
