@@ -5,7 +5,8 @@
 2. ASan+UBSan (build/asan) and TSan (build/tsan) builds of the tests that can run under a
    sanitizer (ctest label `sanitizer-safe`: everything but the interposed operator new/malloc,
    which the sanitizers replace with their own).
-Ends with one line 'tests: N passed, M failed'. Exit code 1 when a test failed, or when a
+Ends with a line per stage (its counts, and the minutes and seconds it took with its build)
+and one line 'tests: N passed, M failed'. Exit code 1 when a test failed, or when a
 stage ran no test at all (a label or -k that selects nothing, a suite that wrote no report):
 such a stage counts as one failure and gets an error line that names it.
 """
@@ -16,6 +17,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -75,41 +77,46 @@ def _pytest(build: Path, keyword: str | None) -> tuple[int, int]:
     return _junit_counts(report)
 
 
-def _stage(tally: list[tuple[str, int, int]], name: str, counts: tuple[int, int],
-           selected: str) -> None:
-    """Adds a stage's (passed, failed) to `tally`; a stage that ran no test is one failure,
-    said on a line of its own (`selected`: what should have selected its tests)."""
+def _stage(tally: list[tuple[str, int, int, float]], name: str, counts: tuple[int, int],
+           selected: str, started: float) -> None:
+    """Adds a stage's (passed, failed, seconds since `started`) to `tally`; a stage that ran no
+    test is one failure, said on a line of its own (`selected`: what should have selected its
+    tests)."""
     passed, failed = counts
     if passed + failed == 0:
         print(f"allocbench: error: {name} ran no test: {selected} selected none, or the suite "
               "wrote no report (its output above says why)", file=sys.stderr)
         failed = 1
-    tally.append((name, passed, failed))
+    tally.append((name, passed, failed, time.monotonic() - started))
 
 
 def run(*, no_sanitizers: bool, keyword: str | None) -> int:
     packages.ensure(packages.BUILD_PACKAGES + packages.TEST_PACKAGES)
-    tally: list[tuple[str, int, int]] = []
+    tally: list[tuple[str, int, int, float]] = []
     release = project.build_dir("release")
+    started = time.monotonic()
     project.configure_and_build(release)
-    _stage(tally, "C++ (release)", _ctest(release, None), f"ctest in {release}")
+    _stage(tally, "C++ (release)", _ctest(release, None), f"ctest in {release}", started)
+    started = time.monotonic()
     _stage(tally, "Python", _pytest(release, keyword),
-           "pytest" + (f" -k {keyword!r}" if keyword else ""))
+           "pytest" + (f" -k {keyword!r}" if keyword else ""), started)
     if not no_sanitizers:
         for name, sanitize in SANITIZERS:
             build = project.build_dir(name)
+            started = time.monotonic()
             try:
                 project.configure_and_build(build, sanitize=sanitize)
             except (UserError, MeasurementFailed) as e:
                 print(f"allocbench: error: {e}", file=sys.stderr)
-                tally.append((f"C++ ({name})", 0, 1))
+                tally.append((f"C++ ({name})", 0, 1, time.monotonic() - started))
                 continue
             _stage(tally, f"C++ ({name})", _ctest(build, "sanitizer-safe"),
-                   f"ctest -L sanitizer-safe in {build}")
-    passed = sum(p for _, p, _ in tally)
-    failed = sum(f for _, _, f in tally)
+                   f"ctest -L sanitizer-safe in {build}", started)
+    passed = sum(t[1] for t in tally)
+    failed = sum(t[2] for t in tally)
     print()
-    for name, p, f in tally:
-        print(f"  {name:<16} {p:>4} passed, {f} failed")
+    for name, p, f, seconds in tally:
+        minutes, rest = divmod(round(seconds), 60)
+        print(f"  {name:<16} {p:>4} passed, {f} failed  {minutes:>3}:{rest:02}")
     print(f"tests: {passed} passed, {failed} failed")
     return exit_codes.OK if failed == 0 else exit_codes.FAILED
