@@ -117,11 +117,18 @@ def test_bad_cmake_options_are_refused_before_anything_is_built(tmp_path, kwargs
         sweep_command.build_spec(tmp_path, None, **kwargs)
 
 
-def test_a_build_command_refuses_cmake_options(tmp_path):
-    (tmp_path / "allocbench.toml").write_text(
-        '[build]\ncommand = ["m", "{src}", "{build}"]\nplugin = "{build}/p"\n')
-    with pytest.raises(UserError, match="--bench and --cmake do not apply"):
-        sweep_command.build_spec(tmp_path, None, cmake="cmake")
+@pytest.mark.parametrize("option", [{"target": "t"}, {"plugin_path": "p.so"},
+                                    {"cmake_arg": ["-DA=1"]}, {"bench": Path("b")},
+                                    {"cmake": "cmake"}])
+def test_a_build_command_refuses_each_cmake_option_alone(tmp_path, option):
+    config = tmp_path / "allocbench.toml"
+    config.write_text('[build]\ncommand = ["m", "{src}", "{build}"]\nplugin = "{build}/p"\n')
+    with pytest.raises(UserError) as refused:
+        sweep_command.build_spec(tmp_path, None, **option)
+    assert str(refused.value) == (
+        f"{config} has a [build] command, so --target, --plugin-path, --cmake-arg, --bench and "
+        "--cmake do not apply; drop them or the [build] command")
+    assert isinstance(sweep_command.build_spec(tmp_path, None), buildspec.CommandBuild)
 
 
 def test_cmake_route_configures_with_the_package_and_the_subject(tmp_path):

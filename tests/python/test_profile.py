@@ -248,6 +248,23 @@ def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tm
     assert note == f"the sites of {sized} were not profiled: {found.failed[sized]}"
 
 
+def test_when_no_allocation_moved_and_nothing_is_budgeted_nothing_is_profiled(monkeypatch,
+                                                                               tmp_path):
+    from allocbench import compare as cmp, config
+    from allocbench.commands import profile as profile_command
+    base = cmp.load_side(Path(__file__).parent / "data" / "compare" / "base.json")
+    comparison = cmp.compare(base, base, config.Config())
+
+    def never(*args):
+        raise AssertionError("nothing should be profiled, or heaptrack looked for")
+
+    monkeypatch.setattr(packages, "ensure", never)
+    monkeypatch.setattr(profile, "profile", never)
+    assert profile_command.site_changes(comparison, [], [], tmp_path, 3,
+                                        budgeted=lambda name: False) == \
+        profile_command.SiteChanges({})
+
+
 def _rows(table: str) -> list[str]:
     """The rows of a site table, the header and its rule left out."""
     lines = [line for line in table.splitlines() if line.startswith("| ")]
@@ -288,3 +305,25 @@ def test_every_row_of_the_site_tables_in_order(profiler, ground_truth, capsys, m
     # The .sites.md files hold the tables printed (print() adds a line).
     written = sorted(p.read_text() for p in tmp_path.glob("*.sites.md"))
     assert written == sorted("### " + t[:-1] for t in (mixed, background))
+
+
+def test_a_site_table_with_a_background_of_half_an_allocation_per_op(tmp_path):
+    """Per op: 3 × 32 B on the op's thread, and a flush thread's 1 B every second op. Every
+    count is written as a decimal, the verdict's sums included (3.5 allocs/op, 96.5 B/op),
+    never as a fraction. The count pass's numbers are floats, as they are read from JSON."""
+    from allocbench.commands import profile as profile_command
+    op = sites.Site((("Span::Start", "span.cc", 10),), background=False)
+    flush = sites.Site((("Agent::Flush", "agent.cc", 5),), background=True)
+    profiled = profile.Profiled(
+        "tracer/span", 6, [sites.SiteCost(op, ((32, Fraction(3)),)),
+                           sites.SiteCost(flush, ((1, Fraction(1, 2)),))],
+        {"allocs_per_op": 3.0, "bytes_per_op": 96.0, "background_allocs_per_op": 0.5,
+         "background_bytes_per_op": 0.5}, tmp_path / "p.zst", True)
+    assert profiled.exact()
+    table = profile_command.markdown(profiled, "tracer/span")
+    assert _rows(table) == ["| `Span::Start (span.cc:10)` | 3 | 96 | 3 × 32 B |",
+                            "| another thread: `Agent::Flush (agent.cc:5)` | 0.5 | 0.5 "
+                            "| 0.5 × 1 B |",
+                            "| **total** | **3.5** | **96.5** | |"]
+    assert ("Sum over the sites: equal to the count pass (3.5 allocs/op, 96.5 B/op with its "
+            "background).") in table

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from fractions import Fraction
+from types import SimpleNamespace
 
 import pytest
 
-from allocbench import bisection, buildconfig, buildspec, graft, store, sweep, sweep_table
+from allocbench import bisection, buildconfig, buildspec, graft, packages, profile, sites, store
+from allocbench import sweep, sweep_table
+from allocbench.commands import bisect, profile as profile_command
 from allocbench.errors import UserError
 
 
@@ -442,3 +446,25 @@ def test_sweep_table_help_says_show_not_measure():
     helps = {a.dest: a.help or "" for a in parser._actions}
     assert helps["names"] == "revisions to show, in this order (after --tags and --range)"
     assert [dest for dest, text in helps.items() if re.search(r"\bmeasure\b", text)] == []
+
+
+def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, capsys):
+    """A step that heaptrack's sites do not show (both sides' sites the same): one line says
+    so, rather than an empty list under the heading."""
+    site = sites.Site((("Span::Start", "span.cc", 10),), background=False)
+    same = [sites.SiteCost(site, ((32, Fraction(3)),))]
+    built = []
+    monkeypatch.setattr(packages, "ensure", lambda needed: None)
+    monkeypatch.setattr(profile_command, "profile_runner", lambda near: near)
+    monkeypatch.setattr(sweep, "build_plugin",
+                        lambda plan, sha, folder: built.append(sha) or folder / "p.so")
+    monkeypatch.setattr(profile, "profile", lambda runner, plugins, name, folder, ops:
+                        SimpleNamespace(costs=same))
+    plan = SimpleNamespace(repo=tmp_path, runner=tmp_path / "allocbench-run")
+    before, after = "a" * 40, "b" * 40
+    bisect._sites(plan, "tracer/span", before, after)
+    assert built == [before, after]
+    state = bisect.revisions.state_dir(tmp_path)
+    assert capsys.readouterr().out == (
+        f"sites of tracer/span, {'a' * 10} → {'b' * 10} (heaptrack, per op; profiles in "
+        f"{state / 'sites' / ('a' * 12 + '-' + 'b' * 12)}):\n  no allocation site changed\n")
