@@ -18,9 +18,13 @@ namespace {
 // The pool size in counters.cc; threads beyond it count through the shared overflow block.
 constexpr int kPoolSlots = 4096;
 
-TEST(CountersTest, BackendNameIsNoneWithoutInterposition) {
+TEST(CountersTest, BackendIsNoneAndItsFootprintUnknownWithoutInterposition) {
   EXPECT_STREQ(BackendName(), "none");
   EXPECT_STREQ(BackendVersion(), "none");
+  // No allocator to ask: both numbers say "not known" (-1), never a footprint of 0 bytes.
+  const AllocatorFootprint footprint = ReadAllocatorFootprint();
+  EXPECT_EQ(footprint.mapped_bytes, -1);
+  EXPECT_EQ(footprint.allocated_bytes, -1);
 }
 
 TEST(CountersTest, DefaultsAreUnassignedAndFullTracking) {
