@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,22 @@ def test_the_readmes_build_tables_are_valid():
     assert cmake.bench == (ROOT / "bench") and cmake.target == "libtrace_scenarios"
     assert dict(cmake.common.vars) == {"deps": "/opt/deps"}
     assert command.plugin == "{build}/libscenarios.so"
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_a_sweeps_store_is_the_repositorys_own_unless_one_is_given(tmp_path, runner, given):
+    """No --store: the records go to .allocbench/results of the repository measured (git
+    ignores .allocbench/), not to a results/ folder beside its sources."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    store = tmp_path / "elsewhere" if given else None
+    plan = sweep_command.make_plan(
+        repo=repo, store=store, machine="m", allocator="system", graft=[], target=None,
+        plugin_path=None, cmake_arg=[], config=None, runner=runner, timeout=60, force=False,
+        retry_failed=False, time=False, run_options=[])
+    if given:   # nothing written into the repository
+        assert plan.store.root == store and not (repo / ".allocbench").exists()
+    else:
+        assert plan.store.root == repo / ".allocbench" / "results"
+        assert (repo / ".allocbench" / ".gitignore").read_text().endswith("\n*\n")
