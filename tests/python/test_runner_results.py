@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from conftest import count_only, run_runner
@@ -29,6 +30,7 @@ def test_ground_truth_through_the_cli(runner, ground_truth, tmp_path):
 
 def test_document_schema_and_context(runner, ground_truth, tmp_path):
     out = tmp_path / "r.json"
+    started = datetime.now(timezone.utc).replace(microsecond=0)
     done = run_runner(runner, "--plugin", str(ground_truth), "--filter", "mixed|sized",
                       "--repetitions", "3", "--min-time", "0.01", "--out", str(out),
                       "--context", "revision.sha=0123abcd", "--context", "revision.dirty=true")
@@ -37,6 +39,9 @@ def test_document_schema_and_context(runner, ground_truth, tmp_path):
     assert doc["complete"] is True
     ctx = doc["context"]
     assert ctx["revision"] == {"sha": "0123abcd", "dirty": True}
+    # When it ran, in UTC to the second: between the start of the run and now.
+    date = datetime.strptime(ctx["date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    assert started <= date <= datetime.now(timezone.utc), ctx["date"]
     assert ctx["allocator"]["name"] == "glibc"
     assert ctx["harness"]["scenario_api"] == 1
     assert ctx["cpu"]["logical_cpus"] >= 1

@@ -4,6 +4,7 @@ test holds their field list against the built runner's)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import subprocess
@@ -468,3 +469,19 @@ def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, c
     assert capsys.readouterr().out == (
         f"sites of tracer/span, {'a' * 10} → {'b' * 10} (heaptrack, per op; profiles in "
         f"{state / 'sites' / ('a' * 12 + '-' + 'b' * 12)}):\n  no allocation site changed\n")
+
+
+def test_a_graft_fingerprint_is_the_recorded_format_so_old_records_keep_their_recipe(tmp_path):
+    """A store written by an earlier allocbench is matched on recipe ids, and a graft's
+    fingerprint is part of the recipe: its format cannot change. It is the first 16 hex
+    digits of SHA-256 over each file's destination, NUL, content, NUL (then "x", NUL when
+    the file is executable), files in path order."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "CMakeLists.txt").write_text("add_library(s MODULE s.cc)\n")
+    (bench / "run.sh").write_text("#!/bin/sh\n")
+    (bench / "run.sh").chmod(0o755)
+    expected = hashlib.sha256(b"bench/CMakeLists.txt\0add_library(s MODULE s.cc)\n\0"
+                              b"bench/run.sh\0#!/bin/sh\n\0x\0").hexdigest()[:16]
+    assert graft.fingerprint([graft.Graft(bench, "bench")]) == expected
+    assert graft.fingerprint([]) == ""
