@@ -485,3 +485,19 @@ def test_a_graft_fingerprint_is_the_recorded_format_so_old_records_keep_their_re
                               b"bench/run.sh\0#!/bin/sh\n\0x\0").hexdigest()[:16]
     assert graft.fingerprint([graft.Graft(bench, "bench")]) == expected
     assert graft.fingerprint([]) == ""
+
+
+@pytest.mark.parametrize("name", ["a", "notes.txt"])
+def test_a_change_allocbench_did_not_make_is_refused_whatever_its_name(tmp_path, name):
+    """A worktree with the user's own file in it is not measured (nor cleaned away): a name of
+    one character is a name too (git status says '?? a')."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "c"]):
+        subprocess.run(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], check=True)
+    (tree / name).write_text("mine\n")
+    with pytest.raises(UserError) as refused:
+        graft.apply(tree, [])
+    assert str(refused.value).startswith(f"{tree} has changes allocbench did not make ({name});")
+    assert (tree / name).read_text() == "mine\n"
