@@ -102,6 +102,7 @@ Segmentation fault (core dumped)
     (CRASH, "Segmentation fault (core dumped)"),
     ("allocbench-run: error: --plugin libscenarios.so: cannot load it\n  (see the log)\n",
      "allocbench-run: error: --plugin libscenarios.so: cannot load it"),
+    ("CMake Error:X\n  the paragraph under it\n", "CMake Error:X"),
     ("", ""),
     ("\n   \n", ""),
     ("/home/ci/t/.allocbench/trees/cmake-0a1b2c3d/src/src/span.cc:9:2: error: 'x' undeclared\n",
@@ -115,7 +116,7 @@ Segmentation fault (core dumped)
      "file."),
 ], ids=["cmake-too-old", "cmake-paragraph", "cmake-one-line", "cmake-message-cut-off",
         "gcc-after-parallel-make", "gcc-after-command-line", "make-alone", "linker", "crash",
-        "runner", "empty", "blank", "shared-tree", "cmake-path-apart"])
+        "runner", "cmake-one-character", "empty", "blank", "shared-tree", "cmake-path-apart"])
 def test_the_note_quotes_the_informative_line(log, line):
     assert informative_line(log) == line
 

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from allocbench import bisection, buildconfig, buildspec, graft, packages, profile, sites, store
-from allocbench import sweep, sweep_table
+from allocbench import bisection, buildconfig, buildspec, graft, history, packages, profile
+from allocbench import sites, store, sweep, sweep_table
 from allocbench.commands import bisect, profile as profile_command
 from allocbench.errors import UserError
 
@@ -501,3 +501,27 @@ def test_a_change_allocbench_did_not_make_is_refused_whatever_its_name(tmp_path,
         graft.apply(tree, [])
     assert str(refused.value).startswith(f"{tree} has changes allocbench did not make ({name});")
     assert (tree / name).read_text() == "mine\n"
+
+
+def test_a_good_revision_off_the_bad_ones_first_parent_line_is_refused_by_name(tmp_path):
+    """main: c1 → c2; a side branch from c1: c3. c3 comes before no commit of main's line."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c",
+                               "user.email=t@t", *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+    git("init", "-q", "-b", "main")
+    for n in (1, 2):
+        git("commit", "-q", "--allow-empty", "-m", f"c{n}")
+    c1, c2 = git("rev-parse", "main~1"), git("rev-parse", "main")
+    git("checkout", "-q", "-b", "side", c1)
+    git("commit", "-q", "--allow-empty", "-m", "c3")
+    c3 = git("rev-parse", "side")
+    assert history.first_parent(repo, c1, c2) == [c2]
+    with pytest.raises(UserError) as refused:
+        history.first_parent(repo, c3, c2)
+    assert str(refused.value) == (
+        f"{c3[:12]} is not on the first-parent history of {c2[:12]}; give an older revision "
+        "first, e.g. a release tag and a later commit of the same branch")
