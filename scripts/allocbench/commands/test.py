@@ -1,7 +1,7 @@
 """allocbench test: build and run every test.
 
 1. the Release build (build/release): all C++ tests with ctest, then the Python tests with
-   pytest against that build;
+   pytest against that build (its 15 slowest tests listed at the end);
 2. ASan+UBSan (build/asan) and TSan (build/tsan) builds of the tests that can run under a
    sanitizer (ctest label `sanitizer-safe`: everything but the interposed operator new/malloc,
    which the sanitizers replace with their own).
@@ -69,7 +69,7 @@ def _pytest(build: Path, keyword: str | None) -> tuple[int, int]:
     report = build / "pytest-junit.xml"
     report.unlink(missing_ok=True)
     command = [sys.executable, "-m", "pytest", str(project.ROOT / "tests" / "python"),
-               f"--junitxml={report}", "-p", "no:cacheprovider"]
+               f"--junitxml={report}", "-p", "no:cacheprovider", "--durations=15"]
     if keyword:
         command += ["-k", keyword]
     env = dict(os.environ, ALLOCBENCH_BUILD_DIR=str(build))
