@@ -16,6 +16,7 @@ TEST(Text, ValidUtf8ReplacesEveryInvalidByteAndKeepsTheRest) {
   EXPECT_EQ(ValidUtf8("\xf4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);  // above U+10FFFF
   EXPECT_EQ(ValidUtf8("ab\xe2\x82"), "ab" + kFffd + kFffd);                 // cut short
   EXPECT_EQ(ValidUtf8("tab\there\n"), "tab\there\n");  // controls are valid UTF-8
+  EXPECT_EQ(ValidUtf8("del\x7f"), "del\x7f");            // the last ASCII byte, DEL, too
 }
 
 TEST(Text, EscapedIsPrintableAndTellsInputsApart) {
@@ -34,6 +35,7 @@ TEST(Text, PrintableProblemSaysWhat) {
   EXPECT_EQ(PrintableProblem("caf\xc3\xa9 | </details> `x`"), "");
   EXPECT_EQ(PrintableProblem("a\xff"), "is not valid UTF-8");
   EXPECT_EQ(PrintableProblem("a\tb"), "has a control character");
+  EXPECT_EQ(PrintableProblem("a\x7f"), "has a control character");
   EXPECT_EQ(PrintableProblem("a\xff\n"), "is not valid UTF-8");
 }
 
@@ -41,6 +43,7 @@ TEST(Text, ForTerminalKeepsLinesAndNothingElseThatControls) {
   EXPECT_EQ(ForTerminal("one\ntwo"), "one\ntwo");
   EXPECT_EQ(ForTerminal("\x1b]0;title\x07\r"), "\\x1b]0;title\\x07\\x0d");
   EXPECT_EQ(ForTerminal("bad\xff"), "bad" + kFffd);
+  EXPECT_EQ(ForTerminal("del\x7f"), "del\\x7f");
   EXPECT_EQ(ForTerminal("\xc2\x9b"
                         "31m"),
             "\\x9b31m");  // C1 CSI
