@@ -40,6 +40,9 @@ def test_run_writes_results_and_report(build_dir, tmp_path):
     done = entry("run", "--build-dir", str(build_dir), "--filter", "^naming_schema/protocol",
                  "--no-time", "--out", str(out))
     assert done.returncode == 0, done.stderr
+    # What it builds (if needed), said by name before the build's own output.
+    assert done.stderr.startswith(
+        f"allocbench: building allocbench-run, allocbench_builtin in {build_dir.name}\n")
     doc = json.loads(out.read_text())
     by_name = {r["name"]: r["alloc"] for r in doc["results"]}
     assert by_name["naming_schema/protocol_names/schema:0/precomputed:1"]["bytes_per_op"] == 0
