@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from allocbench import bisection, buildconfig, buildspec, graft, history, packages, profile
-from allocbench import sites, store, sweep, sweep_table
+from allocbench import revision, revisions, sites, store, sweep, sweep_table
 from allocbench.commands import bisect, profile as profile_command
 from allocbench.errors import UserError
 
@@ -525,3 +525,22 @@ def test_a_good_revision_off_the_bad_ones_first_parent_line_is_refused_by_name(t
     assert str(refused.value) == (
         f"{c3[:12]} is not on the first-parent history of {c2[:12]}; give an older revision "
         "first, e.g. a release tag and a later commit of the same branch")
+
+
+def test_a_worktree_is_announced_by_its_short_sha_and_a_folder_without_commits_has_none(
+        tmp_path):
+    assert revision.current(tmp_path) == revision.Revision(None, None, False)   # no git here
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    assert revision.current(repo) == revision.Revision(None, None, False)      # no commit yet
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-q", "--allow-empty", "-m", "c"], check=True)
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    said = []
+    path = tmp_path / "trees" / sha
+    with revisions.announcing(said.append):
+        assert revisions.add_worktree(repo, path, sha) == path
+    assert said == [f"checking out {sha[:12]} in {path}"]
+    assert revisions.head(path) == sha
