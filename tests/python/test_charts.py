@@ -198,7 +198,8 @@ def figures(monkeypatch) -> list[dict]:
                           for line in axis.get_lines()},
                 "x": [list(line.get_xdata()) for line in axis.get_lines()],
                 "markers": [(line.get_marker(), line.get_markersize())
-                            for line in axis.get_lines()]})
+                            for line in axis.get_lines()],
+                "inches": tuple(figure.get_size_inches())})
         return save(figure, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", record)
@@ -221,6 +222,17 @@ def test_the_sweep_curve_draws_each_value_and_a_gap_for_every_missing_one(tmp_pa
     assert bytes_panel["ylim"] == pytest.approx((0, 400 + 0.05 * (400 - 96)))
     assert allocs_panel["ylim"] == pytest.approx((0, 9 + 0.05 * (9 - 3)))
     assert allocs_panel["xticks"] == ["v1.0", "v1.1", "v1.2 ✗", "v1.3"]
+
+
+@pytest.mark.parametrize("revisions, width", [(4, 6.0), (10, 10.0)])
+def test_the_sweep_curve_widens_with_its_revisions(tmp_path, figures, revisions, width):
+    """0.7 in per revision and 3 in for the axis and the legend, at least 6 in; 3.2 in of
+    height per metric (two here) while the legend's names fit in that."""
+    from allocbench import sweep_plot
+    four = _sweep_columns()
+    sweep_plot.plot([four[k % 4] for k in range(revisions)], ["bytes_per_op", "allocs_per_op"],
+                    tmp_path / "curve.svg")
+    assert [f["inches"] for f in figures] == [pytest.approx((width, 6.4))] * 2
 
 
 def test_a_fit_draws_its_points_and_its_line_through_both_ends(figures):

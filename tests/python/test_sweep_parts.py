@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 from fractions import Fraction
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -544,3 +545,12 @@ def test_a_worktree_is_announced_by_its_short_sha_and_a_folder_without_commits_h
         assert revisions.add_worktree(repo, path, sha) == path
     assert said == [f"checking out {sha[:12]} in {path}"]
     assert revisions.head(path) == sha
+
+
+def test_a_records_place_in_the_store_in_either_layout():
+    """<machine>/<allocator>/<sha>/<recipe>.json, and the older <machine>/<allocator>/<sha>.json
+    of stores written before recipes sat side by side: both are read."""
+    sha = "ab" * 20
+    assert store.Store.place(Path(f"s/m1/jemalloc/{sha}/0123456789abcdef.json")) == (
+        "m1", "jemalloc", sha)
+    assert store.Store.place(Path(f"s/m1/jemalloc/{sha}.json")) == ("m1", "jemalloc", sha)
