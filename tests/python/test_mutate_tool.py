@@ -325,6 +325,55 @@ def test_the_readme_table_is_the_tools_table_of_the_committed_runs():
     assert block == done.stdout
 
 
+def test_the_readme_quotes_the_first_run_of_this_round_from_its_kept_results():
+    """The first run's results (bench/data/mutate/first-run) against today's: the README's
+    counts of what the first run killed, and of what became of the C++ mutants it did not."""
+    from mutants import results
+    equivalents = results.read_equivalents(ROOT / "bench" / "mutants" / "equivalent.txt")
+
+    def records(folder: Path) -> dict[str, dict]:
+        found = [r for f in sorted(folder.glob("*.json"))
+                 for r in json.loads(f.read_text())["mutants"]]
+        results.apply_equivalents(found, equivalents)
+        return {r["id"]: r for r in found}
+    first = records(ROOT / "bench" / "data" / "mutate" / "first-run")
+    now = records(ROOT / "bench" / "data" / "mutate")
+    text = " ".join((ROOT / "README.md").read_text().split())
+    killed = ("killed", "timed-out")
+    for language, picked in (("Python", lambda r: r["file"].endswith(".py")),
+                             ("C++", lambda r: not r["file"].endswith(".py"))):
+        mine = [r for r in first.values() if picked(r)]
+        hit = sum(r["result"] in killed for r in mine)
+        judged = sum(r["result"] not in ("equivalent", "not-compiled") for r in mine)
+        compiled = sum(r["result"] != "not-compiled" for r in mine)
+        if language == "Python":
+            assert f"killed {hit} of the {judged} judged Python mutants" in text
+            assert f"({round(100 * hit / judged)} %)" in text
+        else:
+            missed = [r for r in mine if r["result"] not in killed + ("not-compiled",)]
+            equivalent = sum(r["result"] == "equivalent" for r in missed)
+            tested = sum(now[r["id"]]["result"] in killed for r in missed)
+            left = len(missed) - equivalent - tested
+            assert (f"{hit} of the {compiled} C++ ones that compiled "
+                    f"({round(100 * hit / compiled)} %). Of the {len(missed)} C++ mutants not "
+                    f"killed, {equivalent} are reviewed as equivalent") in text
+            assert f"{tested} got a test, and {left} is left" in text
+
+
+def test_the_readme_quotes_what_the_first_run_cost_from_its_kept_results():
+    text = " ".join((ROOT / "README.md").read_text().split())
+    folder = ROOT / "bench" / "data" / "mutate" / "first-run"
+    for name, what in (("counting-runner-cpp", "the C++ mutants took"),
+                       ("runner-sites-sweep", "the Python mutants of the runner, the sites and "
+                                              "the sweeps")):
+        doc = json.loads((folder / f"{name}.json").read_text())
+        seconds = [r["seconds"] for r in doc["mutants"]]
+        assert (f"{what} {round(sum(seconds) / 60)} min, {round(sum(seconds) / len(seconds))} s "
+                "each on average") in text
+    assert f"after a coverage run of {round(doc['coverage_seconds'] / 60)} min" in text
+    assert f"One survivor took {round(max(seconds) / 60)} of those minutes" in text
+
+
 def test_resume_from_a_damaged_file_is_bad_input_naming_it(tmp_path):
     tiny_tree(tmp_path)
     out = tmp_path / "r.json"
