@@ -16,7 +16,7 @@ TEST(Text, ValidUtf8ReplacesEveryInvalidByteAndKeepsTheRest) {
   EXPECT_EQ(ValidUtf8("\xf4\x90\x80\x80"), kFffd + kFffd + kFffd + kFffd);  // above U+10FFFF
   EXPECT_EQ(ValidUtf8("ab\xe2\x82"), "ab" + kFffd + kFffd);                 // cut short
   EXPECT_EQ(ValidUtf8("tab\there\n"), "tab\there\n");  // controls are valid UTF-8
-  EXPECT_EQ(ValidUtf8("del\x7f"), "del\x7f");            // the last ASCII byte, DEL, too
+  EXPECT_EQ(ValidUtf8("del\x7f"), "del\x7f");          // the last ASCII byte, DEL, too
 }
 
 TEST(Text, EscapedIsPrintableAndTellsInputsApart) {
