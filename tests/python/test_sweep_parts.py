@@ -20,6 +20,14 @@ from allocbench.commands import bisect, profile as profile_command
 from allocbench.errors import UserError
 
 
+def git(repo: Path, *args: str) -> str:
+    """git in `repo` with an identity of its own; its output, stripped; a failure fails."""
+    done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                           *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 @pytest.mark.parametrize("count", range(1, 23))
 def test_search_names_every_change_within_log2_probes(count):
     for first in range(count):
@@ -215,19 +223,13 @@ def test_a_record_from_another_machine_serves_the_table(tmp_path):
 
 
 def test_graft_touches_only_what_differs_and_restores_the_commit(tmp_path):
-    def git(*args):
-        done = subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c",
-                               "user.email=t@t", *args], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
     repo = tmp_path / "repo"
     (repo / "bench").mkdir(parents=True)
     for name, text in (("same.cc", "same\n"), ("old.cc", "old\n"), ("gone.cc", "gone\n")):
         (repo / "bench" / name).write_text(text)
-    git("init", "-q")
-    git("add", "-A")
-    git("commit", "-qm", "old")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "old")
     today = tmp_path / "today"
     today.mkdir()
     (today / "same.cc").write_text("same\n")
@@ -246,7 +248,7 @@ def test_graft_touches_only_what_differs_and_restores_the_commit(tmp_path):
     assert (bench / "old.cc").stat().st_mtime_ns == changed
 
     graft.apply(repo, [])  # back to the commit as it is
-    assert git("status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
     assert (bench / "old.cc").read_text() == "old\n"
 
     (bench / "same.cc").write_text("my experiment\n")
@@ -349,10 +351,8 @@ def test_metric_adds_a_table_after_bytes_per_op(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "one"], ["tag", "v1"]):
-        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                        *args], check=True, capture_output=True)
-    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
-                         capture_output=True, text=True).stdout.strip()
+        git(repo, *args)
+    sha = git(repo, "rev-parse", "HEAD")
     store.Store(tmp_path / "store").put(measured(sha, "v1", {"s/a": alloc(64, 2, 80, 256)})
                                         .record)
     out = tmp_path / "table.md"
@@ -495,8 +495,7 @@ def test_a_change_allocbench_did_not_make_is_refused_whatever_its_name(tmp_path,
     tree = tmp_path / "tree"
     tree.mkdir()
     for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "c"]):
-        subprocess.run(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t",
-                        *args], check=True)
+        git(tree, *args)
     (tree / name).write_text("mine\n")
     with pytest.raises(UserError) as refused:
         graft.apply(tree, [])
@@ -508,18 +507,13 @@ def test_a_good_revision_off_the_bad_ones_first_parent_line_is_refused_by_name(t
     """main: c1 → c2; a side branch from c1: c3. c3 comes before no commit of main's line."""
     repo = tmp_path / "repo"
     repo.mkdir()
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c",
-                               "user.email=t@t", *args], check=True, capture_output=True,
-                              text=True).stdout.strip()
-    git("init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     for n in (1, 2):
-        git("commit", "-q", "--allow-empty", "-m", f"c{n}")
-    c1, c2 = git("rev-parse", "main~1"), git("rev-parse", "main")
-    git("checkout", "-q", "-b", "side", c1)
-    git("commit", "-q", "--allow-empty", "-m", "c3")
-    c3 = git("rev-parse", "side")
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"c{n}")
+    c1, c2 = git(repo, "rev-parse", "main~1"), git(repo, "rev-parse", "main")
+    git(repo, "checkout", "-q", "-b", "side", c1)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "c3")
+    c3 = git(repo, "rev-parse", "side")
     assert history.first_parent(repo, c1, c2) == [c2]
     with pytest.raises(UserError) as refused:
         history.first_parent(repo, c3, c2)
@@ -533,12 +527,10 @@ def test_a_worktree_is_announced_by_its_short_sha_and_a_folder_without_commits_h
     assert revision.current(tmp_path) == revision.Revision(None, None, False)   # no git here
     repo = tmp_path / "repo"
     repo.mkdir()
-    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True)
+    git(repo, "init", "-q")
     assert revision.current(repo) == revision.Revision(None, None, False)      # no commit yet
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "commit", "-q", "--allow-empty", "-m", "c"], check=True)
-    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
-                         capture_output=True, text=True).stdout.strip()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "c")
+    sha = git(repo, "rev-parse", "HEAD")
     said = []
     path = tmp_path / "trees" / sha
     with revisions.announcing(said.append):
