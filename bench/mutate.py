@@ -141,8 +141,8 @@ def main() -> int:
         log(str(e))
         return 2
     sys.path.insert(0, str(ROOT / "scripts"))
-    from allocbench.errors import UserError
-    from allocbench.packages import ensure
+    from allocbench.base.errors import UserError
+    from allocbench.base.packages import ensure
     try:
         ensure(["python3-coverage"])
     except UserError as e:

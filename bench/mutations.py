@@ -86,21 +86,21 @@ MUTATIONS: tuple[Mutation, ...] = (
              "m.ops_per_s = m.median_ns > 0 ? 1e9 * (threads > 0) / m.median_ns : 0.0;",
              TIME_PASS_CTEST, ("tests/python/test_runner_results.py",),
              "ops/s is one thread's throughput, not all threads'"),
-    # --- the gate (scripts/allocbench/compare.py) -------------------------------------------
-    Mutation("budget-boundary-worse", "scripts/allocbench/compare.py",
+    # --- the gate (scripts/allocbench/gate/compare.py) -------------------------------------------
+    Mutation("budget-boundary-worse", "scripts/allocbench/gate/compare.py",
              "elif c[0] > b[0] + limit_allowed:", "elif c[0] >= b[0] + limit_allowed:",
              None, COMPARE_PYTEST,
              "an increase of exactly the budget is worse (and, at budget 0, no change is)"),
-    Mutation("time-gate-part-of-interval", "scripts/allocbench/compare.py",
+    Mutation("time-gate-part-of-interval", "scripts/allocbench/gate/compare.py",
              "elif low > limit:", "elif high > limit:",
              None, COMPARE_PYTEST,
              "time is worse when the interval reaches beyond the threshold, not lies beyond it"),
-    Mutation("nondeterministic-both-sides", "scripts/allocbench/compare.py",
+    Mutation("nondeterministic-both-sides", "scripts/allocbench/gate/compare.py",
              "if len(b) > 1 or len(c) > 1:", "if len(b) > 1 and len(c) > 1:",
              None, COMPARE_PYTEST,
              "forks that disagree on one side only are not nondeterministic"),
     # --- results of other harnesses (scripts/allocbench/imports/) ---------------------------
-    Mutation("sampled-tolerance-ignored", "scripts/allocbench/compare.py",
+    Mutation("sampled-tolerance-ignored", "scripts/allocbench/gate/compare.py",
              "elif c > b + tol + limit_allowed:", "elif c > b + limit_allowed:",
              None, IMPORT_PYTEST,
              "a sampled B/op (JMH, BenchmarkDotNet) is worse by any increase, noise included"),
@@ -124,20 +124,20 @@ MUTATIONS: tuple[Mutation, ...] = (
              'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
              'benchmark::Counter::kAvgThreads);',
              None, GBENCH_PYTEST, "bytes_per_op is per thread, not per op"),
-    # --- per-site budgets (scripts/allocbench/site_budget.py) --------------------------------
-    Mutation("site-budget-boundary", "scripts/allocbench/site_budget.py",
+    # --- per-site budgets (scripts/allocbench/gate/site_budget.py) --------------------------------
+    Mutation("site-budget-boundary", "scripts/allocbench/gate/site_budget.py",
              "increase > Fraction(limit.allowed(float(base)))",
              "increase >= Fraction(limit.allowed(float(base)))",
              None, SITE_PYTEST, "a site that grew by exactly its budget is beyond it"),
-    Mutation("site-budget-ignored-when-sums-equal", "scripts/allocbench/compare.py",
+    Mutation("site-budget-ignored-when-sums-equal", "scripts/allocbench/gate/compare.py",
              "out += [(e.instance, SITE) for e in comparison.site_excesses]",
              "out += []",
              None, SITE_PYTEST, "a site beyond its budget does not fail the gate"),
-    # --- bisect (scripts/allocbench/bisection.py, commands/bisect.py) -----------------------
-    Mutation("bisect-midpoint-up", "scripts/allocbench/bisection.py",
+    # --- bisect (scripts/allocbench/history/bisection.py, commands/bisect.py) -----------------------
+    Mutation("bisect-midpoint-up", "scripts/allocbench/history/bisection.py",
              "middle = (low + high) // 2", "middle = (low + high) // 2 + 1",
              None, BISECT_PYTEST, "the probe is one commit right of the middle"),
-    Mutation("bisect-all-equal-ends-searched", "scripts/allocbench/bisection.py",
+    Mutation("bisect-all-equal-ends-searched", "scripts/allocbench/history/bisection.py",
              "if known[part[0]] != known[part[1]])",
              "if known[part[0]] != known[part[1]] or part[1] - part[0] > 1)",
              None, BISECT_PYTEST,

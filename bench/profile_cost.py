@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from allocbench import profile  # noqa: E402
+from allocbench.sites import profile  # noqa: E402
 
 
 def count_seconds(runner: Path, plugin: Path, name: str) -> float:

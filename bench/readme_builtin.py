@@ -15,7 +15,7 @@ Three blocks of README.md are generated, each between HTML-comment markers:
 - `what-you-get`: the console excerpt under "What you get" (WHAT_YOU_GET's instances, the
   console table's first columns, aligned as allocbench-run aligns them);
 - `builtin-table`: every instance in the runner's order with the console's columns, formatted as
-  the console and `allocbench run`'s report format them (allocbench.report.format_value);
+  the console and `allocbench run`'s report format them (allocbench.harness.run_report.format_value);
 - `fanout-table`: the least-squares fits of trace_fanout's B/op over its children
   (allocbench.scaling, as in the report).
 
@@ -37,10 +37,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from allocbench import scaling  # noqa: E402
-from allocbench.escape import md_code  # noqa: E402
-from allocbench.report import format_value  # noqa: E402
-from allocbench.results import metric  # noqa: E402
+from allocbench.base.escape import md_code  # noqa: E402
+from allocbench.base.results import metric  # noqa: E402
+from allocbench.harness import scaling  # noqa: E402
+from allocbench.harness.run_report import format_value  # noqa: E402
 
 DEFAULT_RESULTS = ROOT / "bench" / "data" / "builtin-results.json"
 

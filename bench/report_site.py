@@ -55,7 +55,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from allocbench.store import Store  # noqa: E402
+from allocbench.history.store import Store  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "builtin-results.json"
 MACHINE = "ci-runner"

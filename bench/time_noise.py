@@ -7,7 +7,7 @@ usage: bench/time_noise.py [--rounds N] [--filter REGEX] [--runner PATH] [--cpu 
        bench/time_noise.py --from FILE   (the table of an earlier --out; measures nothing)
 
 Every round runs the built-in plugin against itself (A/A) in three layouts, through
-revisions.run_interleaved as `ab` and `calibrate` run their forks:
+worktrees.run_interleaved as `ab` and `calibrate` run their forks:
 
   V1  3 forks × 5 repetitions × min time (0.05 s)     today's default
   V2  6 forks × 5 repetitions × half the min time      more, shorter forks, same time per side
@@ -24,7 +24,7 @@ Every variant is judged on both clocks the runner records from the same repetiti
 
 by allocbench's own gate: compare.fork_samples and compare.time_change per instance and round
 (default settings: threshold 5%, max cv 0.10, min 5 samples, 95% confidence), then
-calibrate._summarise per instance over the rounds (unstable rounds, false positives, minimum
+calibrate.summarise per instance over the rounds (unstable rounds, false positives, minimum
 detectable effect at 80% power, and the same for the interval alone). The table, on stdout,
 sums the instance-rounds of each variant × clock and takes medians over the instances; an MDE
 of "—" means the gate would miss even a huge slowdown in more than 20% of the rounds (too many
@@ -56,10 +56,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from allocbench import compare, results, revisions  # noqa: E402
-from allocbench.commands import ab, calibrate  # noqa: E402
-from allocbench.config import TimeSettings  # noqa: E402
-from allocbench.errors import UserError  # noqa: E402
+from allocbench.base import results  # noqa: E402
+from allocbench.base.errors import UserError  # noqa: E402
+from allocbench.harness import runners  # noqa: E402
+from allocbench.history import worktrees  # noqa: E402
+from allocbench.gate import compare  # noqa: E402
+from allocbench.gate.config import TimeSettings  # noqa: E402
+from allocbench.commands import arguments, calibrate  # noqa: E402
 
 FORMAT = 1
 FORKS = 3
@@ -113,16 +116,16 @@ def reason_kind(change: compare.TimeChange) -> str:
 def measure_round(runner: Path, found: list[Variant], options: list[str], out: Path,
                   number: int, rounds: int) -> dict[str, tuple[compare.Side, compare.Side]]:
     """One round: each variant's A and B sides, their forks interleaved across variants."""
-    subjects = [revisions.Subject(side, ()) for side in ("a", "b")]
+    subjects = [worktrees.Subject(side, ()) for side in ("a", "b")]
     per_slot = {v.key: v.forks // FORKS for v in found}
     for slot in range(FORKS):
         turn = (number * FORKS + slot) % len(found)
         for v in found[turn:] + found[:turn]:
             where = f"round {number}/{rounds}, slot {slot + 1}/{FORKS}, {v.key}"
-            with pinned(v.cpu), revisions.announcing(
+            with pinned(v.cpu), worktrees.announcing(
                     lambda what, where=where: print(f"time_noise: {where}: {what}",
                                                     file=sys.stderr, flush=True)):
-                revisions.run_interleaved(runner, subjects, per_slot[v.key],
+                worktrees.run_interleaved(runner, subjects, per_slot[v.key],
                                           out / v.key / f"slot-{slot + 1}",
                                           options + ["--min-time", f"{v.min_time:g}"])
     sides = {}
@@ -189,7 +192,7 @@ def summarise(found: list[Variant], changes: Changes, names: dict[compare.Key, s
             for key, numbered in changes[(v.key, clock)].items():
                 judged = [c for _, c in numbered]
                 name = names[key]
-                instances.append(asdict(calibrate._summarise(key, name, metric, judged)))
+                instances.append(asdict(calibrate.summarise(key, name, metric, judged)))
                 records[name] = [record(n, c) for n, c in numbered]
             verdicts = [r[1] for rs in records.values() for r in rs]
             totals = {"instance_rounds": len(verdicts),
@@ -258,9 +261,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.cpu not in os.sched_getaffinity(0):
         sys.exit(f"time_noise.py: --cpu {args.cpu} is not one this process may run on "
                  f"({sorted(os.sched_getaffinity(0))})")
-    options = ab.runner_options(repetitions=REPETITIONS, min_time=None, filter=args.filter,
-                                no_time=False)
-    ab.check_runner(runner, options)
+    options = runners.options(repetitions=REPETITIONS, min_time=None, filter=args.filter,
+                              no_time=False)
+    runners.check(runner, options)
     found = variants(args.min_time, args.cpu)
     changes: Changes = {}
     names: dict[compare.Key, str] = {}
@@ -291,7 +294,7 @@ def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="source", type=Path, metavar="FILE",
                         help="print the table of this earlier --out instead of measuring")
-    parser.add_argument("--rounds", type=ab.positive, default=10, help="A/A rounds [10]")
+    parser.add_argument("--rounds", type=arguments.positive, default=10, help="A/A rounds [10]")
     parser.add_argument("--filter", default=DEFAULT_FILTER, metavar="REGEX",
                         help=f"the instances [{DEFAULT_FILTER}]")
     parser.add_argument("--runner", type=Path, metavar="PATH",

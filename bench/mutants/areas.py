@@ -8,34 +8,31 @@ import fnmatch
 PY = "scripts/allocbench/"
 AREAS: dict[str, tuple[str, ...]] = {
     "counting layer": ("allocators/*", "gbench/*"),
-    "runner": ("harness/src/*", PY + "proc.py", PY + "runner_exit.py", PY + "results.py",
-               PY + "results_check.py", PY + "instructions_pass.py", PY + "log_summary.py",
-               PY + "project.py", PY + "commands/run.py"),
-    "gate": tuple(PY + n for n in (
-        "compare.py", "compare_format.py", "compare_json.py", "policy.py", "site_budget.py",
-        "stats.py", "exit_codes.py", "config.py", "scaling.py", "validate.py", "fileio.py",
-        "errors.py", "cli.py", "__main__.py", "__init__.py", "packages.py",
-        "commands/__init__.py", "commands/compare.py", "commands/ab.py",
-        "commands/calibrate.py", "commands/merge.py", "commands/test.py")),
+    "runner": ("harness/src/*", PY + "harness/__init__.py", PY + "harness/project.py",
+               PY + "harness/runners.py", PY + "harness/runner_exit.py",
+               PY + "harness/instructions_pass.py", PY + "base/proc.py", PY + "base/results.py",
+               PY + "base/results_check.py", PY + "commands/run.py"),
+    "gate": (PY + "gate/*", PY + "harness/scaling.py", *(PY + "base/" + n for n in (
+        "__init__.py", "validate.py", "fileio.py", "errors.py", "exit_codes.py", "packages.py")),
+        *(PY + n for n in (
+            "cli.py", "__main__.py", "__init__.py", "commands/__init__.py", "commands/arguments.py",
+            "commands/compare.py", "commands/ab.py", "commands/calibrate.py", "commands/merge.py",
+            "commands/test.py"))),
     "imports": (PY + "imports/*",),
-    "sites": tuple(PY + n for n in ("sites.py", "heaptrack_data.py", "profile.py", "names.py",
-                                    "commands/profile.py")),
-    "sweep/store": tuple(PY + n for n in (
-        "sweep*.py", "store.py", "bisection.py", "revision.py", "revisions.py", "history.py",
-        "graft.py", "submodules.py", "build*.py", "commands/bisect.py", "commands/sweep.py",
-        "commands/sweep_table.py")),
-    "report": (PY + "report.py", PY + "escape.py", PY + "commands/report.py", "reports/*.py"),
+    "sites": (PY + "sites/*", PY + "base/names.py", PY + "commands/profile.py"),
+    "sweep/store": (PY + "history/*", PY + "commands/bisect.py", PY + "commands/sweep.py",
+                    PY + "commands/sweep_table.py"),
+    "report": (PY + "harness/run_report.py", PY + "base/escape.py", PY + "commands/report.py",
+               PY + "reports/*.py"),
     "CI shell": ("ci/github/*.yml", "ci/gitlab/*.yml"),
 }
 # The files mutants are made of (a file of these folders with another suffix is not code).
 SOURCES = (("allocators/", (".cc", ".h")), ("gbench/", (".cc", ".h")),
-           ("harness/src/", (".cc", ".h")), (PY, (".py",)), ("reports/", (".py",)),
+           ("harness/src/", (".cc", ".h")), (PY, (".py",)),
            ("ci/github/", (".yml",)), ("ci/gitlab/", (".yml",)))
 
 
 def is_source(name: str) -> bool:
-    if name.startswith("reports/") and name.count("/") > 1:
-        return False   # reports/static, reports/templates: not Python
     return any(name.startswith(folder) and name.endswith(suffixes)
                for folder, suffixes in SOURCES)
 

@@ -15,9 +15,9 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
-from allocbench import exit_codes, packages
-from allocbench.errors import MeasurementFailed, UserError
-from allocbench.escape import terminal
+from allocbench.base import exit_codes, packages
+from allocbench.base.errors import MeasurementFailed, UserError
+from allocbench.base.escape import terminal
 
 COMMANDS = {
     "run": "build if needed, run the scenarios, write results/<revision>.json and a report",

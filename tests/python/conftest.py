@@ -15,7 +15,6 @@ import process_leaks
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(1, str(ROOT))   # reports/
 
 
 def pytest_configure(config) -> None:

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, revisions
-from allocbench.errors import UserError
+from allocbench import cli
+from allocbench.base.errors import UserError
+from allocbench.harness import runners
+from allocbench.history import worktrees
 from conftest import ROOT
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
@@ -245,10 +247,10 @@ def test_bad_runner_options_are_refused_before_anything_is_built(user_repo, pref
 
 def test_worktrees_are_reused(user_repo):
     repo, shas = user_repo
-    tree = revisions.worktree(repo, shas["base"])
+    tree = worktrees.worktree(repo, shas["base"])
     assert tree == repo / ".allocbench" / "worktrees" / shas["base"]
     assert (tree / "spans.cc").exists()
-    assert revisions.worktree(repo, shas["base"]) == tree
+    assert worktrees.worktree(repo, shas["base"]) == tree
 
 
 @pytest.mark.parametrize("name", ["main..HEAD", "HEAD;rm -rf /", "$(reboot)", "-q", "a b",
@@ -256,7 +258,7 @@ def test_worktrees_are_reused(user_repo):
 def test_unsafe_revision_names_are_refused(user_repo, name):
     repo, _ = user_repo
     with pytest.raises(UserError) as e:
-        revisions.resolve(repo, name)
+        worktrees.resolve(repo, name)
     assert str(e.value).startswith(f"'{name}' is not accepted as a revision")
 
 
@@ -277,9 +279,8 @@ def test_not_a_repository(tmp_path, capsys):
 def test_profile_of_two_revisions_names_the_block_the_candidate_adds(user_repo, prefix, runner,
                                                                      capsys, tmp_path,
                                                                      monkeypatch):
-    from allocbench.commands import profile as profile_command
     repo, shas = user_repo
-    monkeypatch.setattr(profile_command, "runner_path",
+    monkeypatch.setattr(runners, "profile_runner_path",
                         lambda: runner.parent / "allocbench-run-profile")
     code = cli.main(["profile", "e2e/start_span", "--rev", "main~2", "--rev", "main~1",
                      "--repo", str(repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",

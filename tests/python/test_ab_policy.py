@@ -119,7 +119,7 @@ def test_two_abs_of_one_pair_take_turns_on_its_folder(loosened, prefix, runner, 
     other.write_text("the other ab's fork, being compared\n")
     lock_path = repo / ".allocbench" / "worktrees" / f"ab-{pair}.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=f"{ROOT / 'scripts'}:{ROOT}")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / 'scripts'))
     ab_run = None
     try:
         with open(lock_path, "w") as lock:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench.store import Store
+from allocbench.history.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"

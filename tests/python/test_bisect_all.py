@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import synthetic_history as synth
-from allocbench import bisection, revisions, sweep_progress
+from allocbench.history import bisection, sweep_progress, worktrees
 from allocbench.commands import bisect as command
 from test_escaping import assert_terminal_safe, bisect_record
 from test_sweep import run_cli, store_flags
@@ -303,7 +303,7 @@ def test_the_eta_counts_down_while_a_revision_is_measured(clock, monkeypatch, ca
         started = clock[0]
         for spent in timelines.pop(0):
             clock[0] = started + spent
-            revisions.announce("running")
+            worktrees.announce("running")
         return ok_record(1)
     monkeypatch.setattr(sweep_progress, "measure", measure)
     progress = sweep_progress.Progress(total=3, to_measure=3)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import buildconfig, buildspec
+from allocbench.base.errors import UserError
+from allocbench.history import buildconfig, buildspec
 from allocbench.commands import sweep as sweep_command
-from allocbench.errors import UserError
 
 SHA = "cd" * 20
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allocbench import compare, stats
+from allocbench.gate import compare, stats
+from allocbench.gate.config import Config
 from allocbench.commands import calibrate
-from allocbench.config import Config
 
 DATA = Path(__file__).parent / "data" / "compare"
 FIELDS = json.loads((DATA / "base.json").read_text())["fields"]
@@ -116,7 +116,7 @@ def change(verdict: str = compare.SAME, low: float = -0.01) -> compare.TimeChang
 
 
 def summary(changes: list[compare.TimeChange]) -> calibrate.Calibration:
-    return calibrate._summarise(("x/y", (), 1, "glibc"), "x/y", "ns_per_op", changes)
+    return calibrate.summarise(("x/y", (), 1, "glibc"), "x/y", "ns_per_op", changes)
 
 
 @pytest.mark.parametrize("unstable, noisy", [(2, False), (3, True)])

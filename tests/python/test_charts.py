@@ -1,4 +1,4 @@
-"""The SVG charts of reports/charts.py, read back: every drawn point, band and bar maps back to
+"""The SVG charts of scripts/allocbench/reports/charts.py, read back: every drawn point, band and bar maps back to
 its data value through the axis the chart draws (its tick lines and labels), the ticks contain
 the data, and a revision without a value is a gap, not a zero. Coordinates are written to
 0.1 px, so a value read back is exact to the value of 0.05 px."""
@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from reports import charts
+from allocbench.reports import charts
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 LABELS = ["v1.0", "v1.1", "v1.2", "v1.3", "v1.4"]
@@ -160,7 +160,7 @@ def test_the_axis_reaches_the_largest_value_in_round_steps(largest, ticks):
 def _sweep_columns():
     """v1.0 to v1.3 of two scenarios: `span` from 96 to 120 B/op, `trace` only from v1.1 on
     (absent before: a gap), v1.2 failed to build (a gap in both, and ✗ in its label)."""
-    from allocbench import sweep_table
+    from allocbench.history import sweep_table
     fields = [{"section": "alloc", "key": k, "column": c, "unit": u, "gate": "exact"}
               for k, c, u in (("bytes_per_op", "B/op", "B"), ("allocs_per_op", "allocs/op", ""))]
     values = [{"span": (96, 3)}, {"span": (96, 3), "trace": (400, 9)}, None,
@@ -207,7 +207,7 @@ def figures(monkeypatch) -> list[dict]:
 
 
 def test_the_sweep_curve_draws_each_value_and_a_gap_for_every_missing_one(tmp_path, figures):
-    from allocbench import sweep_plot
+    from allocbench.history import sweep_plot
     path = tmp_path / "curve.svg"
     sweep_plot.plot(_sweep_columns(), ["bytes_per_op", "allocs_per_op"], path)
     ET.fromstring(path.read_text())   # a whole SVG document
@@ -228,7 +228,7 @@ def test_the_sweep_curve_draws_each_value_and_a_gap_for_every_missing_one(tmp_pa
 def test_the_sweep_curve_widens_with_its_revisions(tmp_path, figures, revisions, width):
     """0.7 in per revision and 3 in for the axis and the legend, at least 6 in; 3.2 in of
     height per metric (two here) while the legend's names fit in that."""
-    from allocbench import sweep_plot
+    from allocbench.history import sweep_plot
     four = _sweep_columns()
     sweep_plot.plot([four[k % 4] for k in range(revisions)], ["bytes_per_op", "allocs_per_op"],
                     tmp_path / "curve.svg")
@@ -238,8 +238,8 @@ def test_the_sweep_curve_widens_with_its_revisions(tmp_path, figures, revisions,
 def test_a_fit_draws_its_points_and_its_line_through_both_ends(figures):
     """16 B per child plus 40: the line's ends are at the smallest and the largest argument."""
     from fractions import Fraction
-    from allocbench import scaling
-    from reports import plots
+    from allocbench.harness import scaling
+    from allocbench.reports import plots
     points = ((1, Fraction(56)), (5, Fraction(120)), (9, Fraction(190)))
     fit = scaling.Fit("trace_fanout/web_trace", (("share", 1),), 1, "children", "bytes_per_op",
                       points, Fraction(67, 4), Fraction(157, 4))
@@ -254,7 +254,7 @@ def test_a_fit_draws_its_points_and_its_line_through_both_ends(figures):
 
 
 def test_the_samples_are_drawn_in_the_order_measured_with_a_break_between_forks(figures):
-    from reports import plots
+    from allocbench.reports import plots
     ET.fromstring(plots.samples("span: ns/op", "ns/op", [("base", [[10.0, 11.0], [12.0]]),
                                                           ("candidate", [[20.0], [21.0, 22.0]])]))
     sequence, histogram = figures

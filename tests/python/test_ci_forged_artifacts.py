@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare_format
+from allocbench.gate import compare_format
 from ci_jobs import MARKER, GitHub, GitLab
 
 CHARS = compare_format.COMMENT_CHARS   # the most ab writes for a comment: the posters' cap

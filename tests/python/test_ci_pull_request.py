@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from allocbench import cli, compare_format
+from allocbench import cli
+from allocbench.gate import compare_format
 from ci_jobs import (COMMENTER, GITHUB, GITLAB, MARKER, SCOPE, GitHub, GitLab, checkout,
                      github_step, gitlab_jobs)
 from conftest import ROOT

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, compare, config
+from allocbench import cli
+from allocbench.gate import compare, config
+from allocbench.gate.config import Config
 from allocbench.commands import compare as compare_command
-from allocbench.config import Config
 
 DATA = Path(__file__).parent / "data" / "compare"
 

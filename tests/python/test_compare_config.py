@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, config
-from allocbench.config import Limit
+from allocbench import cli
+from allocbench.gate import config
+from allocbench.gate.config import Limit
 
 DATA = Path(__file__).parent / "data" / "compare"
 

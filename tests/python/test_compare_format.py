@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare, compare_format, compare_json, config
-from allocbench.errors import UserError
+from allocbench.base.errors import UserError
+from allocbench.gate import compare, compare_format, compare_json, config
 
 DATA = Path(__file__).parent / "data" / "compare"
 

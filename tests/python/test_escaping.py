@@ -24,10 +24,12 @@ from typing import Any, Callable
 
 import pytest
 
-from allocbench import bisection, compare, compare_format, config, report, sweep_progress, sweep_table
+from allocbench.base.errors import UserError
+from allocbench.base.escape import csv_cell, md_code, md_text, plot_label, terminal
+from allocbench.harness import run_report
+from allocbench.history import bisection, sweep_progress, sweep_table
+from allocbench.gate import compare, compare_format, config
 from allocbench.commands import bisect, calibrate
-from allocbench.errors import UserError
-from allocbench.escape import csv_cell, md_code, md_text, plot_label, terminal
 
 DATA = Path(__file__).parent / "data"
 CMARK = Path("/usr/bin/cmark-gfm")
@@ -348,7 +350,7 @@ def test_report_keeps_hostile_names_context_and_errors_as_text():
     context["harness"]["compiler"] = "g++ `x` <img src=x>"
     context["date"] = "</details>\n# 2026"
     doc["fields"][0]["column"] = "B/op|<i>x</i>"
-    html = github(report.markdown(doc, "results: # [x](y)"))
+    html = github(run_report.markdown(doc, "results: # [x](y)"))
 
     assert html.starts["script"] == 0 and html.starts["details"] == 0
     allowed = {"h1", "h2", "p", "ul", "li", "code", "table", "thead", "tbody", "tr", "th", "td",
@@ -443,7 +445,7 @@ def test_sweep_csv_cells_cannot_be_formulas():
 
 
 def test_sweep_plot_draws_dollars_and_control_characters(tmp_path):
-    from allocbench import sweep_plot
+    from allocbench.history import sweep_plot
     columns = sweep_columns()
     columns[0] = sweep_table.Column(columns[0].sha, "$\\frac{$", columns[0].record)
     for column in columns[:-1]:
@@ -510,7 +512,7 @@ def test_calibrate_table_escapes_names():
     assert [row[0] for row in cells] == [terminal(n) for n in HOSTILE]
 
 
-# --- the SVG charts of the report (reports/charts.py) ---------------------------------------
+# --- the SVG charts of the report (scripts/allocbench/reports/charts.py) ---------------------------------------
 
 Drawing = tuple[Callable[[], str], list[str]]
 
@@ -519,7 +521,7 @@ def _charts(text: str) -> dict[str, Drawing]:
     """Each chart writer with `text` in every heading and label it draws: what draws the SVG,
     and the texts it must show, each as the chart shows it (the x-axis labels cut to 16
     characters, the tooltips whole)."""
-    from reports import charts
+    from allocbench.reports import charts
     shown = terminal(text, multiline=True)
     return {
         "line chart": (lambda: charts.line_chart(
@@ -539,8 +541,8 @@ def _pictures(text: str) -> dict[str, Drawing]:
     """The same for matplotlib's pictures (plots.py): a `$` drawn as a `$`, control characters
     as escapes, and a label that starts with `_` after a space (or the legend would drop it)."""
     from fractions import Fraction
-    from allocbench import scaling
-    from reports import plots
+    from allocbench.harness import scaling
+    from allocbench.reports import plots
     drawn = terminal(text)
     drawn = " " + drawn if drawn.startswith("_") else drawn
     fit = scaling.Fit(text, (), 1, text, text, ((1, Fraction(1)), (2, Fraction(2))),

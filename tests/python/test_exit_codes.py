@@ -1,5 +1,5 @@
 """Every exit code of every command and of allocbench-run: the table of them
-(scripts/allocbench/exit_codes.py) against the README and the runner's code, and a test for each
+(scripts/allocbench/base/exit_codes.py) against the README and the runner's code, and a test for each
 documented (command, code) pair.
 
 Pairs pinned by tests in other files are listed in EXISTING below;
@@ -29,10 +29,12 @@ from typing import Callable
 import pytest
 
 import synthetic_history as synth
-from allocbench import cli, exit_codes, packages, project, results
+from allocbench import cli
+from allocbench.base import exit_codes, packages, results
+from allocbench.base.errors import UserError
+from allocbench.harness import project
 from allocbench.commands import test as test_command
-from allocbench.errors import UserError
-from allocbench.exit_codes import (BAD_INPUT, COMMANDS, EVERY, FAILED, INTERRUPTED,
+from allocbench.base.exit_codes import (BAD_INPUT, COMMANDS, EVERY, FAILED, INTERRUPTED,
                                    NOT_MEASURED, OK, RUNNER)
 from conftest import ROOT, run_runner
 from test_faults import _alive, _children
@@ -127,13 +129,13 @@ def readme_table() -> str:
 
 def test_the_readme_table_is_the_one_the_module_generates():
     assert readme_table() == exit_codes.markdown(), (
-        "README.md's exit-code table differs from scripts/allocbench/exit_codes.py; paste the "
-        "output of `PYTHONPATH=scripts python3 -m allocbench.exit_codes` between the markers")
+        "README.md's exit-code table differs from scripts/allocbench/base/exit_codes.py; paste the "
+        "output of `PYTHONPATH=scripts python3 -m allocbench.base.exit_codes` between the markers")
 
 
 def test_the_command_the_message_above_names_prints_the_readme_table():
-    done = subprocess.run(["/usr/bin/python3", "-m", "allocbench.exit_codes"], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT,
+    done = subprocess.run(["/usr/bin/python3", "-m", "allocbench.base.exit_codes"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "scripts")))
     assert (done.returncode, done.stdout, done.stderr) == (0, readme_table(), "")
 
@@ -183,7 +185,8 @@ def test_allocbench_run_returns_what_the_table_says_it_does():
 def test_the_table_knows_every_command():
     assert tuple(cli.COMMANDS) == COMMANDS
     modules = {p.stem for p in (ROOT / "scripts" / "allocbench" / "commands").glob("*.py")}
-    assert modules - {"__init__"} == {c.replace("-", "_") for c in COMMANDS}
+    # arguments.py holds the options several commands share; it is not a command.
+    assert modules - {"__init__", "arguments"} == {c.replace("-", "_") for c in COMMANDS}
 
 
 def compared_codes(test: ast.FunctionDef) -> set[int]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import results
+from allocbench.base import results
 from conftest import run_runner
 
 # The reason allocbench-run records for each bad instance, as the README lists them.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import config
+from allocbench.gate import config
 from conftest import count_only
 
 DATA = Path(__file__).parent / "data"

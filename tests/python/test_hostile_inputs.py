@@ -22,8 +22,9 @@ from typing import Any, Callable
 
 import pytest
 
-from allocbench import compare, fileio
-from allocbench.errors import UserError
+from allocbench.base import fileio
+from allocbench.base.errors import UserError
+from allocbench.gate import compare
 from conftest import ROOT
 
 DATA = Path(__file__).parent / "data"

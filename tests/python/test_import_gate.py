@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare, compare_format, compare_json, config
-from allocbench.config import Config
+from allocbench.gate import compare, compare_format, compare_json, config
+from allocbench.gate.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data" / "import"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, compare, compare_format, compare_json, config
-from allocbench.imports import tolerance
-from allocbench.config import Config
+from allocbench import cli
+from allocbench.gate import compare, compare_format, compare_json, config, tolerance
+from allocbench.gate.config import Config
 
 DATA = Path(__file__).parent / "data" / "import"
 AVGT = "datadog.trace.core.SpanCreationBenchmark.startSpan (avgt)"   # jmh-*.json [0]

@@ -16,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, compare, config, instructions_pass, packages
-from allocbench.errors import UserError
+from allocbench import cli
+from allocbench.base import packages
+from allocbench.base.errors import UserError
+from allocbench.harness import instructions_pass
+from allocbench.gate import compare, config
 import process_leaks
 from conftest import run_runner
 

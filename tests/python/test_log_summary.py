@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from allocbench import store, sweep_table
-from allocbench.log_summary import informative_line
+from allocbench.history import store, sweep_table
+from allocbench.history.log_summary import informative_line
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 WORKTREE = f"/home/ci/tracer/.allocbench/worktrees/{SHA}"

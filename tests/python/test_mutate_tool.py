@@ -183,7 +183,7 @@ def test_ids_name_file_line_operator_occurrence_and_line_hash_and_survive_edits_
 
 
 def test_the_sample_is_reproducible_and_depends_on_the_seed():
-    name = "scripts/allocbench/stats.py"
+    name = "scripts/allocbench/gate/stats.py"
     first = [m.id for m in sample(ROOT, name, 8, 24)]
     assert first == [m.id for m in sample(ROOT, name, 8, 24)]
     assert len(first) == 8 and len(set(first)) == 8
@@ -201,11 +201,12 @@ def test_every_source_file_of_the_tree_is_in_exactly_one_area():
 def tiny_tree(tmp_path: Path) -> Path:
     """A checkout of one module with two mutants and one test that kills only one of them."""
     tree = tmp_path / "tree"
-    (tree / "scripts" / "allocbench").mkdir(parents=True)
+    (tree / "scripts" / "allocbench" / "gate").mkdir(parents=True)
     (tree / "tests" / "python").mkdir(parents=True)
-    (tree / "scripts" / "allocbench" / "stats.py").write_text("def f(a, b):\n    return a < b\n")
+    (tree / "scripts" / "allocbench" / "gate" / "stats.py").write_text(
+        "def f(a, b):\n    return a < b\n")
     (tree / "tests" / "python" / "test_stats_stub.py").write_text(
-        "import sys\nsys.path.insert(0, 'scripts')\nfrom allocbench.stats import f\n\n\n"
+        "import sys\nsys.path.insert(0, 'scripts')\nfrom allocbench.gate.stats import f\n\n\n"
         "def test_f():\n    assert f(1, 2) is True\n")
     (tree / "pytest.ini").write_text("[pytest]\ntestpaths = tests/python\n")
     for args in (["init", "-q"], ["add", "-A"]):
@@ -222,8 +223,8 @@ def mutate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache")})
 
 
-KILLED = "scripts/allocbench/stats.py:2:return-const:1:e321f322"
-SURVIVOR = "scripts/allocbench/stats.py:2:cmp-flip:1:e321f322"
+KILLED = "scripts/allocbench/gate/stats.py:2:return-const:1:e321f322"
+SURVIVOR = "scripts/allocbench/gate/stats.py:2:cmp-flip:1:e321f322"
 HEADER = ("| area | sampled | killed | timed out | equivalent | survived | not covered "
           "| not compiled | kill rate |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 
@@ -261,7 +262,7 @@ def test_resume_keeps_the_measured_mutants_and_the_reviewed_list_marks_equivalen
     out.write_text(json.dumps(doc))
     # Listed under another line number: the id matches without it.
     (tmp_path / "equivalent.txt").write_text(
-        "# reviewed\nscripts/allocbench/stats.py:7:cmp-flip:1:e321f322 a and b are never equal\n")
+        "# reviewed\nscripts/allocbench/gate/stats.py:7:cmp-flip:1:e321f322 a and b are never equal\n")
     again = mutate(tmp_path, "--resume")
     assert again.returncode == 0, again.stderr
     assert "] scripts/allocbench" not in again.stderr   # nothing ran again
@@ -278,11 +279,11 @@ def test_resume_of_one_module_keeps_the_other_modules_records_and_drops_its_stal
     """Measuring one module again (after a test was added) must not lose the rest of the file;
     a record of that module that is no longer in its sample (its line changed) is dropped."""
     tiny_tree(tmp_path)
-    other = {"id": "scripts/allocbench/policy.py:3:num-1:1:0badf00d", "area": "gate",
-             "file": "scripts/allocbench/policy.py", "line": 3, "operator": "num-1",
+    other = {"id": "scripts/allocbench/gate/policy.py:3:num-1:1:0badf00d", "area": "gate",
+             "file": "scripts/allocbench/gate/policy.py", "line": 3, "operator": "num-1",
              "diff": "x = 1 → x = 2", "result": "killed", "by": "t", "seconds": 1.0}
-    stale = dict(other, id="scripts/allocbench/stats.py:9:num-1:1:0badf00d",
-                 file="scripts/allocbench/stats.py", result="survived", by="")
+    stale = dict(other, id="scripts/allocbench/gate/stats.py:9:num-1:1:0badf00d",
+                 file="scripts/allocbench/gate/stats.py", result="survived", by="")
     out = tmp_path / "r.json"
     out.write_text(json.dumps({"allocbench_mutate": 1, "seed": 24, "coverage_seconds": 1,
                                "mutants": [other, stale]}))
@@ -297,7 +298,7 @@ def test_table_puts_the_runs_of_separate_areas_together_each_mutant_once(tmp_pat
     tiny_tree(tmp_path)
     assert mutate(tmp_path).returncode == 1          # gate: one killed, one survived
     doc = json.loads((tmp_path / "r.json").read_text())
-    other = dict(doc, mutants=[dict(r, id=r["id"].replace("stats.py", "imports/bdn.py"),
+    other = dict(doc, mutants=[dict(r, id=r["id"].replace("gate/stats.py", "imports/bdn.py"),
                                     area="imports", result="not-covered")
                                for r in doc["mutants"]])
     (tmp_path / "imports.json").write_text(json.dumps(other))
@@ -391,7 +392,7 @@ def test_the_coverage_map_names_each_test_on_its_lines_subprocesses_included(tmp
     tree = tiny_tree(tmp_path)
     (tree / "tests" / "python" / "test_in_a_subprocess.py").write_text(
         "import os, subprocess, sys\n\n\ndef test_g():\n    subprocess.run([sys.executable, '-c', "
-        "'from allocbench.stats import f; f(2, 2)'], check=True, timeout=60,\n"
+        "'from allocbench.gate.stats import f; f(2, 2)'], check=True, timeout=60,\n"
         "                   env=dict(os.environ, PYTHONPATH='scripts'))\n")
     ws = Workspace(tmp_path / "ws", 1, tmp_path / "no-build", tree)
     ws.copy()
@@ -400,7 +401,7 @@ def test_the_coverage_map_names_each_test_on_its_lines_subprocesses_included(tmp
     direct = "tests/python/test_stats_stub.py::test_f"
     # Line 1 (the def) runs at import: in the subprocess under the test that started it, and in
     # pytest's process while it collects (no test), where what it does is there for every test.
-    assert found.lines == {"scripts/allocbench/stats.py": {1: [sub, direct], 2: [sub, direct]}}
+    assert found.lines == {"scripts/allocbench/gate/stats.py": {1: [sub, direct], 2: [sub, direct]}}
     assert {n: (t["passed"], t["build"]) for n, t in found.tests.items()} == {
         direct: (True, False), sub: (True, False)}
     assert not (ws.src / "scripts" / "sitecustomize.py").exists()   # the copy is as it was
@@ -410,7 +411,7 @@ def hanging_tree(tmp_path: Path) -> None:
     """The tiny tree, with a test that hangs when `<` becomes `<=`."""
     tree = tiny_tree(tmp_path)
     (tree / "tests" / "python" / "test_stats_stub.py").write_text(
-        "import sys, time\nsys.path.insert(0, 'scripts')\nfrom allocbench.stats import f\n\n\n"
+        "import sys, time\nsys.path.insert(0, 'scripts')\nfrom allocbench.gate.stats import f\n\n\n"
         "def test_f():\n    assert f(1, 2) is True\n    if f(2, 2):\n        time.sleep(120)\n")
     subprocess.run(["git", "-C", str(tree), "add", "-A"], check=True)
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, imports, results
-from allocbench.errors import UserError
+from allocbench import cli, imports
+from allocbench.base import results
+from allocbench.base.errors import UserError
 
 SMALL = Path(__file__).resolve().parent / "data" / "results_small.json"
 FIX = "the file is damaged, re-run the measurement"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, graft, revisions
+from allocbench import cli
+from allocbench.base.errors import UserError
+from allocbench.history import graft, worktrees
 from allocbench.commands import run as run_command
-from allocbench.errors import UserError
 
 
 def git(repo: Path, *args: str) -> str:
@@ -68,7 +69,7 @@ def test_a_graft_destination_through_a_link_fails_the_revision(tmp_path, outside
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a link where the graft goes")
     before = snapshot(outside)
-    with pytest.raises(revisions.StepFailed) as failed:
+    with pytest.raises(worktrees.StepFailed) as failed:
         graft.apply(repo, [graft.parse(f"{today}:{dest}", repo)])
     assert f"error: '{link}' is a symbolic link in this revision (to {outside}); allocbench " \
         "never writes through one" in failed.value.output

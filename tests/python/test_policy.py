@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare_format, compare_json, policy
-from allocbench import compare as cmp
+from allocbench.base.errors import UserError
+from allocbench.gate import compare as cmp, compare_format, compare_json, policy
 from allocbench.commands import compare as compare_command
-from allocbench.errors import UserError
 
 DATA = Path(__file__).parent / "data"
 GIT_ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",

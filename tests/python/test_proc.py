@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from allocbench import proc
+from allocbench.base import proc
 from conftest import ROOT
 
 
@@ -58,7 +58,7 @@ def test_a_child_dies_with_its_parent(tmp_path):
     """A parent killed with SIGKILL cannot stop its child itself; the kernel sends SIGTERM."""
     pid_file = tmp_path / "pid"
     parent = subprocess.Popen([sys.executable, "-c", (
-        "import sys; sys.path.insert(0, sys.argv[1]); from allocbench import proc; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from allocbench.base import proc; "
         "proc.run(['sh', '-c', 'echo $$ > ' + sys.argv[2] + '; exec sleep 30'])"),
         str(ROOT / "scripts"), str(pid_file)])
     deadline = time.monotonic() + 30

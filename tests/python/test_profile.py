@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, packages, profile, sites
+from allocbench import cli
+from allocbench.base import packages
+from allocbench.harness import runners
+from allocbench.sites import changes, per_op, profile
 from conftest import ROOT, count_only
 
 WEB = "span_creation/web_server_span/dense:{}"
@@ -48,7 +51,7 @@ def test_the_dense_tag_store_moves_the_maps_nodes_and_buckets(profiler, build_di
     before, after = (profile.profile(runner, plugins, WEB.format(d), tmp_path / str(d), 2)
                      for d in (0, 1))
     assert before.exact() and after.exact()
-    changes = sites.diff(before.costs, after.costs)
+    changes = per_op.diff(before.costs, after.costs)
     # The sites account for the count pass's difference exactly (681 B, 9 allocations).
     saved_bytes = count[WEB.format(0)]["bytes_per_op"] - count[WEB.format(1)]["bytes_per_op"]
     saved_allocs = count[WEB.format(0)]["allocs_per_op"] - count[WEB.format(1)]["allocs_per_op"]
@@ -58,7 +61,7 @@ def test_the_dense_tag_store_moves_the_maps_nodes_and_buckets(profiler, build_di
     by_via = {c.site.via.rsplit("::", 1)[-1]: c for c in changes}
     nodes, buckets = by_via["_M_allocate_node"], by_via["_M_allocate_buckets"]
     assert nodes.kind == buckets.kind == "gone"
-    assert sites.short_function(nodes.site.frames[0][0]) == "tracer::TagStore::SetInMap"
+    assert per_op.short_function(nodes.site.frames[0][0]) == "tracer::TagStore::SetInMap"
     assert nodes.base.sizes == ((MAP_NODE, 7),)     # one node per tag of the 7-tag span
     assert buckets.allocs == -1
     assert nodes.text().startswith(f"−{7 * MAP_NODE} B/op, −7 allocs/op: site gone "
@@ -79,11 +82,11 @@ def test_precomputed_names_make_the_concatenation_sites_vanish(profiler, build_d
     count = counted(build_dir / "bin" / "allocbench-run", plugins[0], tmp_path, NAMES.format(0))
     before, after = (profile.profile(runner, plugins, NAMES.format(p), tmp_path / str(p), 2)
                      for p in (0, 1))
-    (change,) = sites.diff(before.costs, after.costs)
+    (change,) = per_op.diff(before.costs, after.costs)
     assert change.kind == "gone"
     assert (-change.bytes, -change.allocs) == (count[NAMES.format(0)]["bytes_per_op"],
                                                count[NAMES.format(0)]["allocs_per_op"]) == (62, 2)
-    assert sites.short_function(change.site.frames[0][0]) == \
+    assert per_op.short_function(change.site.frames[0][0]) == \
         "tracer::InterpolateProtocolServiceName"
     assert after.costs == []
 
@@ -107,8 +110,7 @@ def test_the_sites_sum_to_the_count_pass_for_every_builtin_instance(profiler, tm
 
 def test_the_command_writes_the_profile_and_the_table(profiler, build_dir, tmp_path, capsys,
                                                       monkeypatch):
-    monkeypatch.setattr(cli.importlib.import_module("allocbench.commands.profile"),
-                        "runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
     out = tmp_path / "profiles"
     code = cli.main(["profile", NAMES.format(0), "--plugin", str(profiler[1][0]),
                      "--out", str(out)])
@@ -123,8 +125,7 @@ def test_the_command_writes_the_profile_and_the_table(profiler, build_dir, tmp_p
 
 
 def test_an_unknown_instance_names_the_closest(profiler, capsys, monkeypatch):
-    monkeypatch.setattr(cli.importlib.import_module("allocbench.commands.profile"),
-                        "runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
     code = cli.main(["profile", "span_creation/bare_start_spam", "--plugin",
                      str(profiler[1][0])])
     assert code == 2
@@ -137,8 +138,7 @@ def test_a_site_table_that_misses_its_count_pass_is_1(profiler, ground_truth, ca
                                                      monkeypatch, tmp_path):
     # growing_vector keeps what it allocates: its vector grows in some ops and not in others,
     # so the few ops profiled do not show the count pass's average.
-    monkeypatch.setattr(cli.importlib.import_module("allocbench.commands.profile"),
-                        "runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
     code = cli.main(["profile", "ground_truth/growing_vector", "--plugin", str(ground_truth),
                      "--out", str(tmp_path)])
     assert code == 1
@@ -196,9 +196,8 @@ def test_a_stripped_plugin_gives_addresses_in_its_module(profiler, ground_truth,
 
 
 def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch):
-    from allocbench import compare as cmp, config
-    from allocbench.commands import profile as profile_command
-    from allocbench.errors import UserError
+    from allocbench.base.errors import UserError
+    from allocbench.gate import compare as cmp, config
     data = Path(__file__).parent / "data" / "compare"
     comparison = cmp.compare(cmp.load_side(data / "base.json"), cmp.load_side(data / "cand.json"),
                              config.Config())
@@ -206,16 +205,16 @@ def test_without_heaptrack_ab_gates_and_says_the_sites_were_skipped(monkeypatch)
     def missing(needed):
         raise UserError("missing Debian packages; run as root:\n  sudo apt-get install heaptrack")
     monkeypatch.setattr(packages, "ensure", missing)
-    found = profile_command.site_changes(comparison, [], [], Path("unused"), 3)
+    found = changes.site_changes(comparison, [], [], Path("unused"), 3)
     assert found.changes == {}
     assert found.note == ("skipped, heaptrack is not available (missing Debian packages; run as root:: "
                     "apt-get install heaptrack)")
 
 
 def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tmp_path):
-    from allocbench import compare as cmp, config
-    from allocbench.commands import ab, profile as profile_command
-    from allocbench.errors import MeasurementFailed
+    from allocbench.base.errors import MeasurementFailed
+    from allocbench.gate import compare as cmp, config
+    from allocbench.commands import ab
     data = Path(__file__).parent / "data" / "compare"
     comparison = cmp.compare(cmp.load_side(data / "base.json"), cmp.load_side(data / "cand.json"),
                              config.Config())
@@ -231,9 +230,9 @@ def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tm
              "background_bytes_per_op"), 0), folder / f"{len(name)}.zst", True)
 
     monkeypatch.setattr(packages, "ensure", lambda needed: None)
-    monkeypatch.setattr(profile_command, "profile_runner", lambda near: Path("runner"))
+    monkeypatch.setattr(runners, "profile_runner", lambda near: Path("runner"))
     monkeypatch.setattr(profile, "profile", fake)
-    found = profile_command.site_changes(comparison, [], [], tmp_path, 3,
+    found = changes.site_changes(comparison, [], [], tmp_path, 3,
                                          budgeted=lambda name: name == mixed)
     # The three instances whose allocations changed, and the budgeted one: two profiled.
     assert sorted(found.changes) == ["strings/interpolated_name",
@@ -250,8 +249,7 @@ def test_a_profile_that_fails_is_named_and_costs_ab_nothing_else(monkeypatch, tm
 
 def test_when_no_allocation_moved_and_nothing_is_budgeted_nothing_is_profiled(monkeypatch,
                                                                                tmp_path):
-    from allocbench import compare as cmp, config
-    from allocbench.commands import profile as profile_command
+    from allocbench.gate import compare as cmp, config
     base = cmp.load_side(Path(__file__).parent / "data" / "compare" / "base.json")
     comparison = cmp.compare(base, base, config.Config())
 
@@ -260,9 +258,9 @@ def test_when_no_allocation_moved_and_nothing_is_budgeted_nothing_is_profiled(mo
 
     monkeypatch.setattr(packages, "ensure", never)
     monkeypatch.setattr(profile, "profile", never)
-    assert profile_command.site_changes(comparison, [], [], tmp_path, 3,
+    assert changes.site_changes(comparison, [], [], tmp_path, 3,
                                         budgeted=lambda name: False) == \
-        profile_command.SiteChanges({})
+        changes.SiteChanges({})
 
 
 def _rows(table: str) -> list[str]:
@@ -279,8 +277,7 @@ def test_every_row_of_the_site_tables_in_order(profiler, ground_truth, capsys, m
     of one site by their bytes (1 × 100 B before 3 × 32 B). ground_truth/background adds a
     thread that mallocs 64 B as fast as it can: its row comes last, whatever its B/op (mostly
     more than both others), and how many it made per op is the scheduler's."""
-    monkeypatch.setattr(cli.importlib.import_module("allocbench.commands.profile"),
-                        "runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
     code = cli.main(["profile", "ground_truth/mixed", "ground_truth/background", "--plugin",
                      str(ground_truth), "--out", str(tmp_path)])
     assert code == 1   # the background thread's allocations per op are not the count pass's
@@ -312,11 +309,11 @@ def test_a_site_table_with_a_background_of_half_an_allocation_per_op(tmp_path):
     count is written as a decimal, the verdict's sums included (3.5 allocs/op, 96.5 B/op),
     never as a fraction. The count pass's numbers are floats, as they are read from JSON."""
     from allocbench.commands import profile as profile_command
-    op = sites.Site((("Span::Start", "span.cc", 10),), background=False)
-    flush = sites.Site((("Agent::Flush", "agent.cc", 5),), background=True)
+    op = per_op.Site((("Span::Start", "span.cc", 10),), background=False)
+    flush = per_op.Site((("Agent::Flush", "agent.cc", 5),), background=True)
     profiled = profile.Profiled(
-        "tracer/span", 6, [sites.SiteCost(op, ((32, Fraction(3)),)),
-                           sites.SiteCost(flush, ((1, Fraction(1, 2)),))],
+        "tracer/span", 6, [per_op.SiteCost(op, ((32, Fraction(3)),)),
+                           per_op.SiteCost(flush, ((1, Fraction(1, 2)),))],
         {"allocs_per_op": 3.0, "bytes_per_op": 96.0, "background_allocs_per_op": 0.5,
          "background_bytes_per_op": 0.5}, tmp_path / "p.zst", True)
     assert profiled.exact()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench.report import format_value
+from allocbench.harness.run_report import format_value
 from conftest import count_only
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,9 @@ import realistic_subject as real
 import synthetic_history as synth
 import test_determinism
 import test_hostile_inputs as hostile
-from allocbench import bisection, config, exit_codes, sweep, sweep_table
+from allocbench.base import exit_codes
+from allocbench.history import bisection, sweep, sweep_table
+from allocbench.gate import config
 from conftest import ROOT, count_only, run_runner
 from test_faults import FAULTS
 

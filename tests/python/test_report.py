@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import report, results
-from allocbench.errors import UserError
+from allocbench.base import results
+from allocbench.base.errors import UserError
+from allocbench.harness import run_report
 
 DATA = Path(__file__).parent / "data"
 
@@ -16,14 +17,14 @@ DATA = Path(__file__).parent / "data"
 def test_report_matches_golden():
     doc = results.load(DATA / "results_small.json")
     expected = (DATA / "results_small.md").read_text()
-    assert report.markdown(doc, "allocbench results: 0123abcd4567") == expected
+    assert run_report.markdown(doc, "allocbench results: 0123abcd4567") == expected
 
 
 @pytest.mark.parametrize("value, unit, text", [
     (206, "B", "206"), (4.5, "B", "4.500"), (12.345, "ns", "12.3"),
     (1234567.4, "ops/s", "1,234,567"), (0.0912, "", "0.091")])
 def test_values_are_formatted_like_the_console_table(value, unit, text):
-    assert report.format_value(value, unit) == text
+    assert run_report.format_value(value, unit) == text
 
 
 def load_error(path: Path) -> str:
@@ -76,7 +77,7 @@ def test_a_scenario_over_three_values_of_an_argument_gets_its_exact_slope():
         r.update(name=f"fan/n:{n}", scenario="fan", args={"n": n}, threads=1)
         r["alloc"]["bytes_per_op"] = 5 + 10 * n
         doc["results"].append(r)
-    lines = report.markdown(doc).splitlines()
+    lines = run_report.markdown(doc).splitlines()
     start = lines.index("## How B/op grows with an argument")
     assert lines[start + 4:start + 7] == [
         "| scenario | argument | slope (B/op per unit) | intercept (B/op) | points |",

@@ -1,4 +1,4 @@
-"""The report's folder (reports/folder.py): a rebuild keeps every entry the user put there (a
+"""The report's folder (scripts/allocbench/reports/folder.py): a rebuild keeps every entry the user put there (a
 CNAME, .nojekyll, a gh-pages clone's .git, notes) byte for byte, removes only the previous
 build's own files, and refuses — changing nothing — what it cannot keep.
 
@@ -20,7 +20,7 @@ import pytest
 
 import report_data as rd
 from allocbench import cli
-from reports import folder, inputs, pages, site
+from allocbench.reports import folder, inputs, pages, site
 
 MARKER = ".allocbench-report"
 EXTRA = "tracer/extra"   # an instance only the newest revision of the first store has

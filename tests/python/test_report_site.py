@@ -19,8 +19,8 @@ import pytest
 
 import report_data as rd
 from allocbench import cli
-from allocbench.errors import MeasurementFailed, UserError
-from reports import folder, inputs, markdown, pages, site
+from allocbench.base.errors import MeasurementFailed, UserError
+from allocbench.reports import folder, inputs, markdown, pages, site
 
 
 class Page(HTMLParser):
@@ -215,7 +215,7 @@ def test_a_compare_json_makes_the_same_page_as_its_ab_folder(tmp_path):
     json_path = tmp_path / "c.json"
     code = cli.main(["compare", str(folder / "base"), str(folder / "cand"), "--format", "json"])
     assert code == 1
-    from allocbench import compare as cmp, compare_json, config
+    from allocbench.gate import compare as cmp, compare_json, config
     comparison = cmp.compare(cmp.load_side(folder / "base"), cmp.load_side(folder / "cand"),
                              config.Config())
     json_path.write_text(compare_json.to_json(comparison, "any"))
@@ -229,7 +229,7 @@ def test_a_compare_json_makes_the_same_page_as_its_ab_folder(tmp_path):
 
 def test_a_damaged_compare_json_names_the_field(tmp_path, capsys):
     folder = rd.ab_folder(tmp_path / "ab", [rd.span(64, 1)], [rd.span(96, 2)])
-    from allocbench import compare as cmp, compare_json, config
+    from allocbench.gate import compare as cmp, compare_json, config
     doc = json.loads(compare_json.to_json(cmp.compare(
         cmp.load_side(folder / "base"), cmp.load_side(folder / "cand"), config.Config()), "any"))
     doc["instances"][0]["exact"][0]["verdict"] = "great"
@@ -440,7 +440,7 @@ def test_reading_a_missing_store_is_a_user_error(tmp_path):
 
 def test_the_readme_says_what_the_report_does():
     from conftest import ROOT
-    from reports import stats
+    from allocbench.reports import stats
     readme = (ROOT / "README.md").read_text()
     for name, meaning in stats.TESTS:
         assert f"| {name} | {meaning} |" in readme
@@ -496,13 +496,13 @@ def test_the_spread_is_numpys_linear_percentiles(samples):
 def test_a_folder_of_profiles_adds_each_instances_sites_and_flame_graph(tmp_path):
     from fractions import Fraction
 
-    from allocbench import sites
-    costs = [sites.SiteCost(sites.Site((("Span::SetTag", "span.cc", 88), ("Start", "app.cc", 3)),
+    from allocbench.sites import per_op
+    costs = [per_op.SiteCost(per_op.Site((("Span::SetTag", "span.cc", 88), ("Start", "app.cc", 3)),
                                        False, "std::basic_string::_M_create"),
                             ((32, Fraction(3)),)),
-             sites.SiteCost(sites.Site((("Flush", "writer.cc", 9),), True), ((100, Fraction(1)),))]
+             per_op.SiteCost(per_op.Site((("Flush", "writer.cc", 9),), True), ((100, Fraction(1)),))]
     rd.write(tmp_path / "profiles" / "span.sites.json",
-             {"instance": "tracer/start_span", "sites": sites.to_json(costs)})
+             {"instance": "tracer/start_span", "sites": per_op.to_json(costs)})
     out = build(tmp_path, rd.history(), str(tmp_path / "profiles"))
     page = scenario_page(out, "tracer/start_span")
     assert page.table("sites") == [

@@ -1,4 +1,4 @@
-"""The comparison page's per-side statistics (reports/stats.py), against values worked out by
+"""The comparison page's per-side statistics (scripts/allocbench/reports/stats.py), against values worked out by
 hand, published values (R's diptest, Hartigan's tables, textbook t quantiles) and an independent
 linear-programming computation of the dip from its definition."""
 
@@ -15,7 +15,7 @@ from scipy import stats as sps
 from scipy.optimize import linprog
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reports import stats  # noqa: E402
+from allocbench.reports import stats  # noqa: E402
 
 # Three forks; in measurement order 4 1 3 2 10 5 3 4, sorted 1 2 3 3 4 4 5 10.
 FORKS = [[4.0, 1.0, 3.0], [2.0, 10.0], [5.0, 3.0, 4.0]]

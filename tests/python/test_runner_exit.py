@@ -1,5 +1,5 @@
 """How `run` and `ab` tell what happened when allocbench-run ends with none of its own exit codes
-(scripts/allocbench/runner_exit.py): the signal, and exactly which results it left — the
+(scripts/allocbench/harness/runner_exit.py): the signal, and exactly which results it left — the
 complete file, FILE.partial with the instances it measured, or nothing. And the fault that used
 to end that way, a static destructor that crashes at exit, through `run`: it costs nothing."""
 
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, results, revisions
+from allocbench import cli
+from allocbench.base import results
+from allocbench.base.errors import MeasurementFailed
+from allocbench.history import worktrees
 from allocbench.commands import run as run_command
-from allocbench.errors import MeasurementFailed
 from conftest import ROOT
 
 # An allocbench-run that dies by SIGSEGV after leaving what $LEAVE names: FILE.partial (a copy
@@ -99,9 +101,9 @@ def test_a_partial_file_of_an_earlier_run_is_not_taken_for_this_runs(left, tmp_p
 def test_ab_says_what_a_runner_killed_by_a_signal_left_and_what_it_printed(left, tmp_path,
                                                                           leave):
     fake = fake_runner(tmp_path / "build", left, leave, "echo 'the last line' >&2")
-    subject = revisions.Subject("cand", (tmp_path / "cand.so",))
+    subject = worktrees.Subject("cand", (tmp_path / "cand.so",))
     with pytest.raises(MeasurementFailed) as raised:
-        revisions.run_interleaved(fake, [subject], 1, tmp_path / "ab", ["--no-time"])
+        worktrees.run_interleaved(fake, [subject], 1, tmp_path / "ab", ["--no-time"])
     out = tmp_path / "ab" / "cand" / "fork-1.json"
     assert str(raised.value) == expected(fake, out, leave).replace(
         "; ", " on fork 1 of cand (its last output: the last line); ", 1)
@@ -109,9 +111,9 @@ def test_ab_says_what_a_runner_killed_by_a_signal_left_and_what_it_printed(left,
 
 def test_a_silent_runner_that_died_is_not_reported_as_no_output(left, tmp_path):
     fake = fake_runner(tmp_path / "build", left, "nothing")
-    subject = revisions.Subject("cand", (tmp_path / "cand.so",))
+    subject = worktrees.Subject("cand", (tmp_path / "cand.so",))
     with pytest.raises(MeasurementFailed) as raised:
-        revisions.run_interleaved(fake, [subject], 1, tmp_path / "ab", ["--no-time"])
+        worktrees.run_interleaved(fake, [subject], 1, tmp_path / "ab", ["--no-time"])
     assert str(raised.value) == (f"{fake} was killed by SIGSEGV on fork 1 of cand; it saved "
                                  "nothing (no fork-1.json.partial of this run): it died before "
                                  "it measured an instance")
@@ -123,7 +125,7 @@ def test_ab_removes_the_partial_files_of_an_earlier_run(left, tmp_path):
     stale.write_bytes(left["partial"].read_bytes())
     fake = fake_runner(tmp_path / "build", left, "nothing")
     with pytest.raises(MeasurementFailed, match=r"it saved nothing"):
-        revisions.run_interleaved(fake, [revisions.Subject("cand", ())], 1, tmp_path / "ab", [])
+        worktrees.run_interleaved(fake, [worktrees.Subject("cand", ())], 1, tmp_path / "ab", [])
     assert not stale.exists()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import count_only, run_runner
 
-from allocbench import results
+from allocbench.base import results
 
 
 def test_ground_truth_through_the_cli(runner, ground_truth, tmp_path):

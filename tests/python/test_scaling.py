@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from allocbench import scaling
+from allocbench.harness import scaling
 
 
 def result(scenario, args, bytes_per_op, threads=1):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import graft, revisions
-from allocbench.errors import UserError
+from allocbench.base.errors import UserError
+from allocbench.history import graft, worktrees
 from test_submodules import commit, run_git
 
 
@@ -43,7 +43,7 @@ def test_moving_rewrites_only_the_files_that_differ(repo):
     graft.checkout(repo["repo"], repo["second"], [], tree=repo["tree"])
     assert (tree / "a.cc").read_text() == "int a = 2;\n" and stamp(tree / "a.cc") > past
     assert stamp(tree / "b.cc") == past          # unchanged between the revisions: untouched
-    assert revisions.head(tree) == repo["second"]
+    assert worktrees.head(tree) == repo["second"]
 
 
 def test_grafts_go_on_with_their_modes_and_come_off_when_moving(repo):

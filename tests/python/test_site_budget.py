@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import compare as cmp
-from allocbench import compare_format, compare_json, config, site_budget, sites
-from allocbench.errors import UserError
+from allocbench.base.errors import UserError
+from allocbench.sites import per_op
+from allocbench.gate import compare as cmp, compare_format, compare_json, config, site_budget
 from conftest import ROOT
 
 DATA = Path(__file__).parent / "data" / "compare"
 MIXED = "ground_truth/mixed"   # 206 B/op, 5 allocs/op on both sides of the fixtures
 
 
-def cost(function: str, line: int, *sizes: tuple[int, int]) -> sites.SiteCost:
+def cost(function: str, line: int, *sizes: tuple[int, int]) -> per_op.SiteCost:
     """A site of one frame (spans.cc:line) with (size, allocs per op) pairs."""
-    return sites.SiteCost(sites.Site(((function, "spans.cc", line),), False),
+    return per_op.SiteCost(per_op.Site(((function, "spans.cc", line),), False),
                           tuple((size, Fraction(n)) for size, n in sizes))
 
 
@@ -52,7 +52,7 @@ def settings(toml: str, tmp_path: Path) -> config.Config:
 
 def test_a_moved_allocation_is_a_new_site_beyond_a_zero_budget(tmp_path):
     cfg = settings('[[sites]]\nmatch = "span/*"\nbytes_per_op = 0\n', tmp_path)
-    changes = sites.diff(BASE, CAND)
+    changes = per_op.diff(BASE, CAND)
     assert [(c.kind, c.bytes) for c in changes] == [("new", 96), ("gone", -96)]
     (excess,) = site_budget.excesses(cfg, "span/start", changes)
     assert excess == cmp.SiteExcess(
@@ -60,12 +60,12 @@ def test_a_moved_allocation_is_a_new_site_beyond_a_zero_budget(tmp_path):
         "+96 B/op, +1 allocs/op: new site Span::MakeBuffer (spans.cc:6) 1 × 96 B")
     # Not matched by the glob, or no change at all: nothing to judge.
     assert site_budget.excesses(cfg, "trace/start", changes) == ()
-    assert site_budget.excesses(cfg, "span/start", sites.diff(BASE, BASE)) == ()
+    assert site_budget.excesses(cfg, "span/start", per_op.diff(BASE, BASE)) == ()
 
 
 def test_budgets_in_bytes_allocs_and_percent_of_the_sites_base(tmp_path):
     grown = [cost("Span::MakeTags", 5, (96, 1), (8, 1)), cost("Span::Name", 9, (17, 1))]
-    changes = sites.diff(BASE, grown)   # MakeTags: +8 B/op, +1 alloc/op
+    changes = per_op.diff(BASE, grown)   # MakeTags: +8 B/op, +1 alloc/op
     assert [(c.kind, c.bytes, c.allocs) for c in changes] == [("changed", 8, 1)]
 
     def beyond(toml: str) -> list[tuple[str, ...]]:
@@ -81,7 +81,7 @@ def test_budgets_in_bytes_allocs_and_percent_of_the_sites_base(tmp_path):
                                                                  "allocs_per_op")]
     # A new site's base is 0: a percent allows it nothing.
     cfg = settings('[[sites]]\nmatch = "*"\nbytes_per_op = "50%"\n', tmp_path)
-    assert len(site_budget.excesses(cfg, "span/start", sites.diff(BASE, CAND))) == 1
+    assert len(site_budget.excesses(cfg, "span/start", per_op.diff(BASE, CAND))) == 1
 
 
 def test_the_last_matching_entry_wins_per_metric(tmp_path):
@@ -90,7 +90,7 @@ def test_the_last_matching_entry_wins_per_metric(tmp_path):
     assert cfg.site_limit("span/start", "bytes_per_op") == config.Limit(100)
     assert cfg.site_limit("span/start", "allocs_per_op") == config.Limit(0)
     assert cfg.site_limit("trace/x", "bytes_per_op") == config.Limit(0)
-    (excess,) = site_budget.excesses(cfg, "span/start", sites.diff(BASE, CAND))
+    (excess,) = site_budget.excesses(cfg, "span/start", per_op.diff(BASE, CAND))
     assert (excess.metrics, excess.budget) == (("allocs_per_op",), "allocs_per_op +0")
     assert not site_budget.budgeted(config.Config(), "span/start")
     assert site_budget.budgeted(cfg, "trace/x")
@@ -119,7 +119,7 @@ def judged(tmp_path) -> cmp.Comparison:
     cfg = settings(f'[[sites]]\nmatch = "{MIXED}"\nbytes_per_op = 0\n', tmp_path)
     comparison = cmp.compare(cmp.load_side(DATA / "base.json"),
                              cmp.load_side(DATA / "cand.json"), cfg)
-    return site_budget.judge(comparison, cfg, {MIXED: sites.diff(BASE, CAND)})
+    return site_budget.judge(comparison, cfg, {MIXED: per_op.diff(BASE, CAND)})
 
 
 def test_a_site_beyond_its_budget_fails_the_gate_in_every_output(tmp_path):
@@ -150,10 +150,10 @@ def test_a_site_beyond_its_budget_fails_the_gate_in_every_output(tmp_path):
         compare_json.from_json(doc, "comparison.json")
 
 
-def write_tables(folder: Path, costs: list[sites.SiteCost]) -> Path:
+def write_tables(folder: Path, costs: list[per_op.SiteCost]) -> Path:
     folder.mkdir()
     (folder / "mixed.sites.json").write_text(json.dumps(
-        {"instance": MIXED, "sites": sites.to_json(costs)}))
+        {"instance": MIXED, "sites": per_op.to_json(costs)}))
     return folder
 
 
@@ -207,8 +207,8 @@ def test_a_side_that_does_not_sum_is_judged_on_its_steady_sites(tmp_path):
     # moved block, steady on both sides, is still beyond the budget.
     comparison, cfg = compared(tmp_path)
     cand = CAND + [FLUSH]
-    shaky = sites.Unsteady.of(BASE, frozenset(), cand, frozenset({FLUSH.site}))
-    judged = site_budget.judge(comparison, cfg, {MIXED: sites.diff(BASE, cand)},
+    shaky = per_op.Unsteady.of(BASE, frozenset(), cand, frozenset({FLUSH.site}))
+    judged = site_budget.judge(comparison, cfg, {MIXED: per_op.diff(BASE, cand)},
                                {MIXED: shaky})
     (excess,) = judged.site_excesses
     assert excess.text == "+96 B/op, +1 allocs/op: new site Span::MakeBuffer (spans.cc:6) 1 × 96 B"
@@ -218,15 +218,15 @@ def test_a_side_that_does_not_sum_is_judged_on_its_steady_sites(tmp_path):
         "sites do not sum to its count pass on a side)"), gates=False),)
     assert [g for g in cmp.gated(judged, "any") if g[0] == MIXED] == [(MIXED, cmp.SITE)]
     # Had the block stayed, only the flush would have changed: no excess, the gate passes.
-    stayed = site_budget.judge(comparison, cfg, {MIXED: sites.diff(BASE, BASE + [FLUSH])},
-                               {MIXED: sites.Unsteady.of(BASE, frozenset(), BASE + [FLUSH],
+    stayed = site_budget.judge(comparison, cfg, {MIXED: per_op.diff(BASE, BASE + [FLUSH])},
+                               {MIXED: per_op.Unsteady.of(BASE, frozenset(), BASE + [FLUSH],
                                                          frozenset({FLUSH.site}))})
     assert stayed.site_excesses == () and (MIXED, cmp.NOT_JUDGED) not in cmp.gated(stayed, "any")
 
 
 def test_a_budget_none_of_whose_sites_can_be_judged_fails_the_gate_in_every_output(tmp_path):
     comparison, cfg = compared(tmp_path)
-    shaky = sites.Unsteady.of([FLUSH], frozenset({FLUSH.site}), [FLUSH], frozenset({FLUSH.site}))
+    shaky = per_op.Unsteady.of([FLUSH], frozenset({FLUSH.site}), [FLUSH], frozenset({FLUSH.site}))
     judged = site_budget.judge(comparison, cfg, {MIXED: []}, {MIXED: shaky})
     reason = ("none of its sites can be judged: its sites do not sum to its count pass on a "
               "side, and each of them (Span::Flush (spans.cc:30)) allocated differently over "
@@ -260,8 +260,8 @@ def test_a_budget_none_of_whose_sites_can_be_judged_fails_the_gate_in_every_outp
 def test_a_side_that_does_not_sum_with_no_site_at_all_fails_the_gate(tmp_path):
     # The count pass counted what heaptrack did not see: there is nothing steady to judge.
     comparison, cfg = compared(tmp_path)
-    shaky = sites.Unsteady.of([], frozenset(), [], frozenset())
-    assert shaky == sites.Unsteady((), steady=0)
+    shaky = per_op.Unsteady.of([], frozenset(), [], frozenset())
+    assert shaky == per_op.Unsteady((), steady=0)
     judged = site_budget.judge(comparison, cfg, {MIXED: []}, {MIXED: shaky})
     assert judged.sites_not_judged == (cmp.SitesNotJudged(MIXED, (
         "none of its sites can be judged: its sites do not sum to its count pass on a side, and "
@@ -288,7 +288,7 @@ def test_a_budgeted_instance_that_failed_is_named_only_when_the_base_failed(tmp_
     base_failed = replace(comparison, instances=tuple(
         replace(i, failure="base: crashed") if i.name == sized else i
         for i in comparison.instances))
-    judged = site_budget.judge(base_failed, cfg, {MIXED: sites.diff(BASE, BASE)})
+    judged = site_budget.judge(base_failed, cfg, {MIXED: per_op.diff(BASE, BASE)})
     # ground_truth/fails failed in the candidate: that fails the gate already, and is not named.
     assert [i.failure for i in comparison.instances if i.name == "ground_truth/fails"] == [
         "candidate: SkipWithError: the tag table is full"]
@@ -313,7 +313,7 @@ def test_no_sites_names_each_budget_not_judged_without_failing(tmp_path):
 
 def test_a_site_that_allocates_more_at_equal_bytes_is_judged_on_its_allocations(tmp_path):
     # 1 × 64 B → 2 × 32 B: within a bytes budget of 0, beyond an allocations budget of 0.
-    changes = sites.diff([cost("Span::Tag", 5, (64, 1))], [cost("Span::Tag", 5, (32, 2))])
+    changes = per_op.diff([cost("Span::Tag", 5, (64, 1))], [cost("Span::Tag", 5, (32, 2))])
 
     def beyond(toml: str) -> list[tuple[str, ...]]:
         cfg = settings(f'[[sites]]\nmatch = "*"\n{toml}', tmp_path)

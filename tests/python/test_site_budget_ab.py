@@ -111,9 +111,9 @@ def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefi
 
 def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix, runner,
                                                                     capsys, monkeypatch):
-    from allocbench import packages
-    from allocbench.commands import ab as ab_command
-    from allocbench.errors import UserError
+    from allocbench.base import packages
+    from allocbench.base.errors import UserError
+    from allocbench.history import buildspec
 
     def missing(needed):
         if "heaptrack" in needed:
@@ -124,7 +124,7 @@ def test_without_heaptrack_a_site_budget_stops_ab_before_it_builds(moved, prefix
         raise AssertionError("built although the budget cannot be judged")
 
     monkeypatch.setattr(packages, "ensure", missing)
-    monkeypatch.setattr(ab_command, "build_plugins", no_build)
+    monkeypatch.setattr(buildspec, "build_plugins", no_build)
     repo, shas = moved
     assert cli.main(ab(repo, prefix, runner)) == 2
     err = capsys.readouterr().err

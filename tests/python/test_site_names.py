@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from allocbench import cli
-from allocbench.names import slug
+from allocbench.base.names import slug
+from allocbench.harness import runners
 from conftest import ROOT
-from reports import pages
+from allocbench.reports import pages
 
 
 def sha(text: str) -> str:
@@ -147,9 +148,8 @@ def test_ab_profiles_long_and_alike_names_into_their_own_files(named, prefix, ru
 
 def test_profile_writes_long_and_alike_names_and_labels_apart(named, prefix, runner, capsys,
                                                               tmp_path, monkeypatch):
-    from allocbench.commands import profile as profile_command
     repo, _ = named
-    monkeypatch.setattr(profile_command, "runner_path",
+    monkeypatch.setattr(runners, "profile_runner_path",
                         lambda: runner.parent / "allocbench-run-profile")
     code = cli.main(["profile", *NAMES.values(), "--rev", "rev/1", "--rev", "rev_1", "--repo",
                      str(repo), *build_flags(prefix), "--out", str(tmp_path)])

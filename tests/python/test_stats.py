@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from allocbench import compare, stats
-from allocbench.config import TimeSettings
+from allocbench.gate import compare, stats
+from allocbench.gate.config import TimeSettings
 
 SETTINGS = TimeSettings()
 GATING = (compare.WORSE, compare.BETTER)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import graft, revisions
-from allocbench.revision import git
+from allocbench.history import graft, worktrees
+from allocbench.history.revision import git
 
 UNREACHABLE = "https://example.invalid/dep.git"
 
@@ -71,22 +71,22 @@ def test_auto_takes_them_from_the_users_checkout_offline(project, tmp_path):
     app = project["app"]
     before = config_of(app)
     tree = tmp_path / "tree"
-    revisions.state_dir(app)
+    worktrees.state_dir(app)
     source = graft.checkout(app, project["old"], [], tree=tree)
-    assert revisions.head(source / "third_party" / "dep") == project["dep_v1"]
+    assert worktrees.head(source / "third_party" / "dep") == project["dep_v1"]
     assert (source / "third_party" / "dep" / "dep.h").read_text() == "#define DEP 1\n"
     assert (source / "third_party" / "dep" / "inner" / "inner.h").read_text() == \
         "#define INNER 1\n"
     # moved to the next revision in place: the submodule follows
     graft.checkout(app, project["new"], [], tree=tree)
-    assert revisions.head(tree / "third_party" / "dep") == project["dep_v2"]
+    assert worktrees.head(tree / "third_party" / "dep") == project["dep_v2"]
     assert (tree / "third_party" / "dep" / "dep.h").read_text() == "#define DEP 2\n"
     assert git(tree, "status", "--porcelain").stdout == ""
     assert config_of(app) == before
 
 
 def test_remote_fails_offline_naming_the_submodule_and_the_ways_out(project, tmp_path):
-    with pytest.raises(revisions.StepFailed) as e:
+    with pytest.raises(worktrees.StepFailed) as e:
         graft.checkout(project["app"], project["old"], [], submodules="remote",
                        tree=tmp_path / "tree")
     assert e.value.what == "checking out submodule third_party/dep"
@@ -97,12 +97,12 @@ def test_remote_fails_offline_naming_the_submodule_and_the_ways_out(project, tmp
 
 def test_a_failed_checkout_is_never_measured_without_its_submodules(project, tmp_path):
     tree = tmp_path / "tree"
-    with pytest.raises(revisions.StepFailed):
+    with pytest.raises(worktrees.StepFailed):
         graft.checkout(project["app"], project["old"], [], submodules="remote", tree=tree)
-    with pytest.raises(revisions.StepFailed):   # the same worktree again: checked again
+    with pytest.raises(worktrees.StepFailed):   # the same worktree again: checked again
         graft.checkout(project["app"], project["old"], [], submodules="remote", tree=tree)
     source = graft.checkout(project["app"], project["old"], [], tree=tree)   # auto: fixed
-    assert revisions.head(source / "third_party" / "dep") == project["dep_v1"]
+    assert worktrees.head(source / "third_party" / "dep") == project["dep_v1"]
 
 
 def test_none_leaves_them_empty(project, tmp_path):
@@ -112,6 +112,6 @@ def test_none_leaves_them_empty(project, tmp_path):
 
 
 def test_relative_urls_resolve_against_the_superprojects_remote():
-    from allocbench.submodules import _join
+    from allocbench.history.submodules import _join
     assert _join("https://host/org/app.git", "../inner.git") == "https://host/org/inner.git"
     assert _join("/srv/git/app", "./sub") == "/srv/git/app/sub"

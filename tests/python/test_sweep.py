@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 import synthetic_history as synth
-from allocbench import cli, history
-from allocbench.store import Store
+from allocbench import cli
+from allocbench.history import selection
+from allocbench.history.store import Store
 from conftest import ROOT
 
 
@@ -141,7 +142,7 @@ def test_graft_measures_old_commits_with_todays_scenarios(tracer, build_flags, f
 
 
 def test_range_step_keeps_both_ends(tracer):
-    shas = history.sweep_range(tracer.repo, "v1.0..v2.0", 4)
+    shas = selection.sweep_range(tracer.repo, "v1.0..v2.0", 4)
     assert shas == [tracer.commits[i].sha for i in (0, 4, 8, 11)]
 
 

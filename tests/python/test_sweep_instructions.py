@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, sweep_plot, sweep_table
-from allocbench.store import Store, passes
+from allocbench import cli
+from allocbench.history import sweep_plot, sweep_table
+from allocbench.history.store import Store, passes
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64",
                                 reason="the scenario's work is x86-64 inline assembly")

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from allocbench import cli, history, revisions, sweep
-from allocbench.errors import UserError
+from allocbench import cli
+from allocbench.base.errors import UserError
+from allocbench.history import selection, sweep, worktrees
 
 RULE = "ASCII letters, digits and . _ / ~ ^ @ + -, starting with a letter, digit or _, no '..'"
 # Tags git allows, in version order, and whether the rule accepts them.
@@ -53,9 +54,9 @@ def skip_line(name: str, sha: str) -> str:
 def test_a_tag_is_measured_by_sweep_tags_exactly_when_bisect_takes_its_name(repo, name,
                                                                             accepted):
     path, shas = repo
-    measured = shas[name] in history.tags(path, "*")
+    measured = shas[name] in selection.tags(path, "*")
     try:
-        named = revisions.resolve(path, name) == shas[name]
+        named = worktrees.resolve(path, name) == shas[name]
     except UserError as e:
         assert str(e) == f"'{name}' is not accepted as a revision: use a branch, tag or sha ({RULE})"
         named = False
@@ -64,7 +65,7 @@ def test_a_tag_is_measured_by_sweep_tags_exactly_when_bisect_takes_its_name(repo
 
 def test_sweep_tags_skips_each_refused_tag_and_says_so(repo, capsys):
     path, shas = repo
-    assert history.tags(path, "*") == [shas[n] for n in ("v1.0", "v1.1", "v1.9", "v2.0+build.1")]
+    assert selection.tags(path, "*") == [shas[n] for n in ("v1.0", "v1.1", "v1.9", "v2.0+build.1")]
     refused = ["@scope/pkg@1.0", "rel#3", "v1,2", "v1,9", "v3\u202e0.4v", "vé"]
     lines = capsys.readouterr().err.splitlines()
     assert lines == [skip_line(n, shas[n]).replace("\u202e", "\\u202e") for n in refused]
@@ -119,4 +120,4 @@ def test_names_outside_the_rule_are_refused_by_every_command(repo, name, capsys)
 def test_the_readme_states_the_rule():
     from conftest import ROOT
     readme = " ".join((ROOT / "README.md").read_text().split())
-    assert f"selected by `--tags`: {revisions.NAME_RULE}. A tag outside it" in readme
+    assert f"selected by `--tags`: {worktrees.NAME_RULE}. A tag outside it" in readme

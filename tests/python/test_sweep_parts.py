@@ -14,10 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from allocbench import bisection, buildconfig, buildspec, graft, history, packages, profile
-from allocbench import revision, revisions, sites, store, sweep, sweep_table
-from allocbench.commands import bisect, profile as profile_command
-from allocbench.errors import UserError
+from allocbench.base import packages
+from allocbench.base.errors import UserError
+from allocbench.harness import runners
+from allocbench.history import bisection, buildconfig, buildspec, graft, revision, selection, store
+from allocbench.history import sweep, sweep_table, worktrees
+from allocbench.sites import per_op, profile
+from allocbench.commands import bisect
 
 
 def git(repo: Path, *args: str) -> str:
@@ -279,7 +282,7 @@ def test_bisect_names_the_suspects_when_skips_hide_the_change(capsys):
 
 def test_plot_draws_a_line_per_scenario_with_failed_revisions_marked(tmp_path):
     import xml.etree.ElementTree as ElementTree
-    from allocbench import sweep_plot
+    from allocbench.history import sweep_plot
     shas = [c * 40 for c in "abc"]
     columns = [sweep_table.Column(shas[0], "v1", record(shas[0], {"s/a": 64, "s/b": 8})),
                sweep_table.Column(shas[1], "cccccccccc", record(shas[1], None, "timeout",
@@ -453,11 +456,11 @@ def test_sweep_table_help_says_show_not_measure():
 def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, capsys):
     """A step that heaptrack's sites do not show (both sides' sites the same): one line says
     so, rather than an empty list under the heading."""
-    site = sites.Site((("Span::Start", "span.cc", 10),), background=False)
-    same = [sites.SiteCost(site, ((32, Fraction(3)),))]
+    site = per_op.Site((("Span::Start", "span.cc", 10),), background=False)
+    same = [per_op.SiteCost(site, ((32, Fraction(3)),))]
     built = []
     monkeypatch.setattr(packages, "ensure", lambda needed: None)
-    monkeypatch.setattr(profile_command, "profile_runner", lambda near: near)
+    monkeypatch.setattr(runners, "profile_runner", lambda near: near)
     monkeypatch.setattr(sweep, "build_plugin",
                         lambda plan, sha, folder: built.append(sha) or folder / "p.so")
     monkeypatch.setattr(profile, "profile", lambda runner, plugins, name, folder, ops:
@@ -466,7 +469,7 @@ def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, c
     before, after = "a" * 40, "b" * 40
     bisect._sites(plan, "tracer/span", before, after)
     assert built == [before, after]
-    state = bisect.revisions.state_dir(tmp_path)
+    state = bisect.worktrees.state_dir(tmp_path)
     assert capsys.readouterr().out == (
         f"sites of tracer/span, {'a' * 10} → {'b' * 10} (heaptrack, per op; profiles in "
         f"{state / 'sites' / ('a' * 12 + '-' + 'b' * 12)}):\n  no allocation site changed\n")
@@ -514,9 +517,9 @@ def test_a_good_revision_off_the_bad_ones_first_parent_line_is_refused_by_name(t
     git(repo, "checkout", "-q", "-b", "side", c1)
     git(repo, "commit", "-q", "--allow-empty", "-m", "c3")
     c3 = git(repo, "rev-parse", "side")
-    assert history.first_parent(repo, c1, c2) == [c2]
+    assert selection.first_parent(repo, c1, c2) == [c2]
     with pytest.raises(UserError) as refused:
-        history.first_parent(repo, c3, c2)
+        selection.first_parent(repo, c3, c2)
     assert str(refused.value) == (
         f"{c3[:12]} is not on the first-parent history of {c2[:12]}; give an older revision "
         "first, e.g. a release tag and a later commit of the same branch")
@@ -533,10 +536,10 @@ def test_a_worktree_is_announced_by_its_short_sha_and_a_folder_without_commits_h
     sha = git(repo, "rev-parse", "HEAD")
     said = []
     path = tmp_path / "trees" / sha
-    with revisions.announcing(said.append):
-        assert revisions.add_worktree(repo, path, sha) == path
+    with worktrees.announcing(said.append):
+        assert worktrees.add_worktree(repo, path, sha) == path
     assert said == [f"checking out {sha[:12]} in {path}"]
-    assert revisions.head(path) == sha
+    assert worktrees.head(path) == sha
 
 
 def test_a_records_place_in_the_store_in_either_layout():

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allocbench import compare, results
-from allocbench.config import TimeSettings
+from allocbench.base import results
+from allocbench.gate import compare
+from allocbench.gate.config import TimeSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "time_noise.py"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from allocbench.validate import MISSING, describe
+from allocbench.base.validate import MISSING, describe
 
 FORTY = "x" * 38   # json.dumps adds the two quotes: 40 characters
 

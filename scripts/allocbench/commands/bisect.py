@@ -26,13 +26,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from allocbench import bisection, history, instructions_pass, packages, profile, revisions
-from allocbench import sites, sweep, sweep_progress, sweep_table
-from allocbench.commands import profile as profile_command
+from allocbench.base import packages
+from allocbench.base.errors import UserError
+from allocbench.base.escape import terminal
+from allocbench.harness import instructions_pass, runners
+from allocbench.history import bisection, selection, sweep, sweep_progress, sweep_table, worktrees
+from allocbench.history.store import problem
+from allocbench.sites import changes, per_op, profile
 from allocbench.commands import sweep as sweep_command
-from allocbench.errors import UserError
-from allocbench.escape import terminal
-from allocbench.store import problem
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -260,25 +261,25 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float
 
 def _sites(plan, scenario: str, before: str, after: str) -> None:
     """The site diff of `scenario` between the last unchanged and the first changed commit:
-    both plugins built as the probes were, profiled under heaptrack (commands/profile.py)."""
+    both plugins built as the probes were, profiled under heaptrack (sites/profile.py)."""
     try:
-        packages.ensure(profile_command.PROFILE_PACKAGES)
+        packages.ensure(changes.PROFILE_PACKAGES)
     except UserError as e:
         print(f"allocation sites skipped: {terminal(str(e).splitlines()[0])}")
         return
-    folder = revisions.state_dir(plan.repo) / "sites" / f"{before[:12]}-{after[:12]}"
-    runner = profile_command.profile_runner(plan.runner)
+    folder = worktrees.state_dir(plan.repo) / "sites" / f"{before[:12]}-{after[:12]}"
+    runner = runners.profile_runner(plan.runner)
     tables = []
     for sha in (before, after):
         plugin = sweep.build_plugin(plan, sha, folder / sha[:12])
         tables.append(profile.profile(runner, [plugin], scenario, folder / sha[:12],
-                                      profile_command.SITE_OPS))
+                                      changes.SITE_OPS))
     print(f"sites of {terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per op; "
           f"profiles in {terminal(str(folder))}):")
-    changes = sites.diff(tables[0].costs, tables[1].costs)
-    for change in changes:
+    moved = per_op.diff(tables[0].costs, tables[1].costs)
+    for change in moved:
         print(f"  {change.text(terminal, terminal)}")
-    if not changes:
+    if not moved:
         print("  no allocation site changed")
 
 
@@ -317,13 +318,13 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
         submodules: str | None = None, no_sites: bool = False, instructions: bool = False,
         estimated_cycles: bool = False) -> int:
-    repo = revisions.toplevel(repo or Path.cwd())
+    repo = worktrees.toplevel(repo or Path.cwd())
     # a metric of the instructions pass needs it (known before anything is measured: FALLBACK)
     instructions = instructions or sweep_table.passes_for([metric])[0]
-    good_sha, bad_sha = revisions.resolve(repo, good), revisions.resolve(repo, bad)
+    good_sha, bad_sha = worktrees.resolve(repo, good), worktrees.resolve(repo, bad)
     if good_sha == bad_sha:
         raise UserError(f"--good {good} and --bad {bad} are the same commit {good_sha[:12]}")
-    line = history.first_parent(repo, good_sha, bad_sha)
+    line = selection.first_parent(repo, good_sha, bad_sha)
     plan = sweep_command.make_plan(
         repo=repo, store=store, machine=machine, allocator=allocator, graft=graft or [],
         target=target, plugin_path=plugin_path, cmake_arg=cmake_arg or [], config=config,

@@ -37,13 +37,14 @@ from typing import Any
 
 import numpy as np
 
-from allocbench import compare, revisions
-from allocbench.commands import ab
-from allocbench.commands.compare import percent
-from allocbench.config import Config, load as load_config
-from allocbench.errors import UserError
-from allocbench.escape import md_code, terminal
-from allocbench.fileio import write_atomically
+from allocbench.base.errors import UserError
+from allocbench.base.escape import md_code, terminal
+from allocbench.base.fileio import write_atomically
+from allocbench.harness import runners
+from allocbench.history import worktrees
+from allocbench.gate import compare
+from allocbench.gate.config import Config, load as load_config
+from allocbench.commands import arguments
 
 POWER = 0.8
 DEFAULT_OUT = Path(".allocbench") / "calibration.json"
@@ -101,11 +102,11 @@ def calibrate(rounds: list[tuple[compare.Side, compare.Side]], cfg: Config
                         threshold=cfg.threshold(first["name"]), settings=cfg.time,
                         seed=compare.seed_of(first["name"], field["key"])))
             if changes:
-                out.append(_summarise(key, first["name"], field["key"], changes))
+                out.append(summarise(key, first["name"], field["key"], changes))
     return out
 
 
-def _summarise(key: compare.Key, name: str, metric: str, changes: list[compare.TimeChange]
+def summarise(key: compare.Key, name: str, metric: str, changes: list[compare.TimeChange]
                ) -> Calibration:
     n = len(changes)
     threshold = changes[0].threshold
@@ -228,12 +229,12 @@ def overall(found: list[Calibration], threshold: float) -> str:
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plugin", action="append", default=[], type=Path, metavar="PATH",
                         help="scenario plugin to calibrate (repeatable) [the built-in ones]")
-    parser.add_argument("--rounds", type=ab.positive, default=10, metavar="N",
+    parser.add_argument("--rounds", type=arguments.positive, default=10, metavar="N",
                         help="A/A comparisons [10]")
-    ab.add_run_arguments(parser, forks=3, with_no_time=False)
+    arguments.add_run_arguments(parser, forks=3, with_no_time=False)
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="time settings [./allocbench.toml if present]")
-    parser.add_argument("--threshold", type=percent, metavar="PERCENT",
+    parser.add_argument("--threshold", type=arguments.percent, metavar="PERCENT",
                         help="time threshold in percent [the config's, 5]")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="FILE",
                         help=f"where compare finds it [{DEFAULT_OUT}]")
@@ -249,17 +250,17 @@ def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, for
     cfg = load_config(config)
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
-    runner = ab.harness(runner, instructions=instructions)
-    options = ab.runner_options(repetitions=repetitions, min_time=min_time, filter=filter,
+    runner = runners.find(runner, instructions=instructions)
+    options = runners.options(repetitions=repetitions, min_time=min_time, filter=filter,
                                 no_time=False, instance_timeout=instance_timeout,
                                 instructions=instructions, estimated_cycles=estimated_cycles)
-    ab.check_runner(runner, options)
-    subjects = [revisions.Subject(side, tuple(plugin)) for side in ("a", "b")]
+    runners.check(runner, options)
+    subjects = [worktrees.Subject(side, tuple(plugin)) for side in ("a", "b")]
     runs = out.parent / "calibration-runs"
     pairs = []
     for i in range(1, rounds + 1):
         print(f"allocbench: A/A round {i}/{rounds}", file=sys.stderr, flush=True)
-        folders = revisions.run_interleaved(runner, subjects, forks, runs / f"round-{i}", options)
+        folders = worktrees.run_interleaved(runner, subjects, forks, runs / f"round-{i}", options)
         pairs.append((compare.load_side(folders["a"]), compare.load_side(folders["b"])))
     found = calibrate(pairs, cfg)
     if not found:

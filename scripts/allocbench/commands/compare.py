@@ -8,28 +8,17 @@ regressed, 1 when something did, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-from allocbench import compare as cmp
-from allocbench import compare_format, compare_json, config, policy, profile, site_budget
-from allocbench import sites as sites_of
-from allocbench.sites import SiteChange
+from allocbench.sites import per_op as sites_of, profile
+from allocbench.sites.per_op import SiteChange
+from allocbench.gate import compare as cmp, compare_format, compare_json, config, policy
+from allocbench.gate import site_budget
+from allocbench.commands import arguments
 
 FORMATS = ("console", "markdown", "json")
 DEFAULT_CONFIG = config.DEFAULT_NAME
 DEFAULT_CALIBRATION = Path(policy.CALIBRATION)
-
-
-def percent(text: str) -> float:
-    """A time threshold: 0, NaN or infinity would turn the time gate off without a word."""
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a positive, finite percentage, e.g. 5")
-    return value
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +35,7 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
                              "[ab: allocbench.toml as the base revision holds it; compare: "
                              "of an ab folder the one ab used, else ./allocbench.toml if "
                              "present]")
-    parser.add_argument("--threshold", type=percent, metavar="PERCENT",
+    parser.add_argument("--threshold", type=arguments.percent, metavar="PERCENT",
                         help="time threshold in percent, replaces the config's [time] "
                              "threshold [5]")
     parser.add_argument("--calibration", type=Path, metavar="FILE",

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import revisions, store
+from allocbench.history import store, worktrees
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(*, stores: list[Path], into: Path | None = None) -> int:
     if into is None:
-        into = revisions.state_dir(revisions.toplevel(Path.cwd())) / "results"
+        into = worktrees.state_dir(worktrees.toplevel(Path.cwd())) / "results"
     copied, kept = store.merge(store.Store(into), [store.Store(path) for path in stores])
     print(f"allocbench: merged {len(stores)} store(s) into {into}: {copied} records copied, "
           f"{kept} kept", file=sys.stderr)

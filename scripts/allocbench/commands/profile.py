@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from allocbench import buildspec, exit_codes, packages, profile, project, revisions
-from allocbench import sites as sites_of
-from allocbench.sites import count_text as count
-from allocbench.commands import ab
-from allocbench.errors import MeasurementFailed, UserError
-from allocbench.escape import md_code, md_text, terminal
-from allocbench.fileio import write_atomically
-from allocbench.names import slug
-
-PROFILE_PACKAGES = ["heaptrack", "zstd"]
-RUNNER = "allocbench-run-profile"
-SITE_OPS = 2   # ops per window of the shorter profile run in `ab`
+from allocbench.base import exit_codes, packages
+from allocbench.base.errors import UserError
+from allocbench.base.escape import md_code, md_text, terminal
+from allocbench.base.fileio import write_atomically
+from allocbench.base.names import slug
+from allocbench.harness import project, runners
+from allocbench.history import buildspec, worktrees
+from allocbench.sites import per_op as sites_of, profile
+from allocbench.sites.changes import PROFILE_PACKAGES
+from allocbench.sites.per_op import count_text as count
+from allocbench.commands import arguments
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,28 +42,11 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                              "(repeatable; two: their site diff too)")
     parser.add_argument("--repo", type=Path, metavar="PATH",
                         help="the repository of --rev [the current checkout]")
-    ab.add_cmake_arguments(parser)
-    parser.add_argument("--ops", type=ab.positive, default=2, metavar="N",
+    arguments.add_cmake_arguments(parser)
+    parser.add_argument("--ops", type=arguments.positive, default=2, metavar="N",
                         help="ops per count window of the shorter run (the longer: 2·N) [2]")
     parser.add_argument("--out", type=Path, default=Path("allocbench-profiles"), metavar="DIR",
                         help="where the profiles and site tables go [./allocbench-profiles]")
-
-
-def runner_path() -> Path:
-    """This checkout's allocbench-run-profile, built when missing."""
-    packages.ensure(packages.BUILD_PACKAGES)
-    build = project.build_dir()
-    runner = build / "bin" / RUNNER
-    if not runner.exists():
-        project.configure_and_build(build, targets=[RUNNER, buildspec.DEFAULT_TARGET])
-    return runner
-
-
-def profile_runner(near: Path | None) -> Path:
-    """The allocbench-run-profile beside the runner `near` (the same build), else this
-    checkout's."""
-    sibling = near.parent / RUNNER if near is not None else None
-    return sibling if sibling is not None and sibling.is_file() else runner_path()
 
 
 def markdown(profiled: profile.Profiled, title: str) -> str:
@@ -128,11 +108,11 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
     if len(rev or []) > 2:
         raise UserError(f"--rev given {len(rev)} times: give one revision, or two to compare")
     packages.ensure(PROFILE_PACKAGES)
-    runner = runner_path()
+    runner = runners.profile_runner_path()
     if rev:
-        repo = revisions.toplevel(repo or Path.cwd())
-        shas = {name: revisions.resolve(repo, name) for name in rev}
-        built = ab.build_plugins(repo, list(shas.values()), runner, target=target,
+        repo = worktrees.toplevel(repo or Path.cwd())
+        shas = {name: worktrees.resolve(repo, name) for name in rev}
+        built = buildspec.build_plugins(repo, list(shas.values()), runner, target=target,
                                  plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
         sides = {name: [built[sha]] for name, sha in shas.items()}
     else:
@@ -157,57 +137,3 @@ def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | 
     return exit_codes.OK if exact else exit_codes.FAILED
 
 
-@dataclass(frozen=True)
-class SiteChanges:
-    """What `ab` learnt of the allocation sites: the site changes of the instances profiled on
-    both sides; of those whose sites do not sum to their count pass on a side, which sites were
-    not steady (site_budget judges the others); why profiling an instance failed; and what was
-    not profiled."""
-    changes: dict[str, list[sites_of.SiteChange]]
-    unsteady: dict[str, sites_of.Unsteady] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-    note: str = ""
-
-
-def site_changes(comparison, base_plugins: list[Path], cand_plugins: list[Path],
-                 folder: Path, limit: int, near: Path | None = None,
-                 budgeted: Callable[[str], bool] = lambda name: False) -> SiteChanges:
-    """The site changes of the instances whose exact allocation metrics changed (at most
-    `limit`, the biggest |ΔB/op| first) and of every `budgeted` instance (a [[sites]] budget
-    applies to it), profiled on both sides. For `ab`: the gate stands without them, so an
-    instance whose profiling fails is named in `failed`, and the others are still profiled."""
-    def alloc(inst):
-        return [c for c in inst.exact if c.section == "alloc"]
-
-    measured = [inst for inst in comparison.instances if not inst.failure]
-    moved = [inst for inst in measured if any(
-        c.verdict in ("worse", "better", "allowed") for c in alloc(inst))]
-    moved.sort(key=lambda inst: -max(abs(c.delta or 0) for c in alloc(inst)))
-    chosen = moved[:limit] + [i for i in measured if budgeted(i.name) and i not in moved[:limit]]
-    if not chosen:
-        return SiteChanges({})
-    try:
-        packages.ensure(PROFILE_PACKAGES)
-    except UserError as e:
-        return SiteChanges({}, note=f"skipped, heaptrack is not available "
-                                    f"({str(e).splitlines()[0]}: apt-get install heaptrack)")
-    runner = profile_runner(near)
-    found, unsteady, failed = {}, {}, {}
-    for inst in chosen:
-        name = inst.name
-        try:
-            base, cand = (profile.profile(runner, plugins, name, folder / side, SITE_OPS)
-                          for side, plugins in (("base", base_plugins), ("cand", cand_plugins)))
-        except MeasurementFailed as e:
-            failed[name] = str(e)
-            continue
-        for table in (base, cand):
-            profile.write(table, table.profile.parent)
-        found[name] = sites_of.diff(base.costs, cand.costs)
-        if not (base.exact() and cand.exact()):
-            unsteady[name] = sites_of.Unsteady.of(base.costs, base.unsteady, cand.costs,
-                                                  cand.unsteady)
-    note = "" if len(moved) <= limit else \
-        f"profiled {limit} of the {len(moved)} instances whose allocations changed " \
-        "(--max-sites)"
-    return SiteChanges(found, unsteady, failed, note)

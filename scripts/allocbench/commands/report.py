@@ -14,8 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import exit_codes, packages
-from allocbench.commands.run import ALLOCATORS
+from allocbench.base import exit_codes, packages
+from allocbench.harness.runners import ALLOCATORS
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,13 +47,13 @@ def add_report_argument(parser: argparse.ArgumentParser, what: str) -> None:
 def check_out(out: Path) -> None:
     """Refuses a --out/--report folder before anything is measured into it."""
     packages.ensure(packages.REPORT_PACKAGES)
-    from reports import folder
+    from allocbench.reports import folder
     folder.check_out(out)
 
 
 def publish(found, out: Path) -> int:
     """Builds the site of `found` (reports.inputs.Site) into `out`; the exit code."""
-    from reports import site
+    from allocbench.reports import site
     built = site.build(found, out)
     print(f"allocbench: report of {built.pages} pages in {out} (open {out / 'index.html'}); "
           f"{built.drawn} pictures drawn, {built.reused} reused", file=sys.stderr)
@@ -70,5 +70,5 @@ def publish(found, out: Path) -> int:
 def run(*, inputs: list[Path], store: Path | None = None, machine: list[str] | None = None,
         allocator: list[str] | None = None, config: Path | None = None, out: Path) -> int:
     check_out(out)
-    from reports import inputs as reading
+    from allocbench.reports import inputs as reading
     return publish(reading.read(inputs, store, machine or [], allocator or [], config), out)

@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from allocbench import (instructions_pass, packages, proc, project, report, results, revision,
-                        runner_exit)
-from allocbench.errors import MeasurementFailed, UserError
-from allocbench.fileio import write_atomically
-
-ALLOCATORS = ["system", "jemalloc", "mimalloc", "tcmalloc"]
+from allocbench.base import packages, proc, results
+from allocbench.base.errors import MeasurementFailed, UserError
+from allocbench.base.fileio import write_atomically
+from allocbench.harness import instructions_pass, project, run_report, runner_exit
+from allocbench.harness.runners import ALLOCATORS
+from allocbench.history import revision
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +87,7 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
                                 "its output above says why")
     doc = results.load(out)
     report_path = report_path_for(out)
-    write_atomically(report_path, report.markdown(doc, f"allocbench results: {rev.label}"))
+    write_atomically(report_path, run_report.markdown(doc, f"allocbench results: {rev.label}"))
     html = out.with_suffix(".html")
     write_atomically(html, html_page(out, doc))
     print(f"allocbench: results in {out}, report in {report_path} and {html}", file=sys.stderr)
@@ -97,7 +97,7 @@ def run(*, plugin: list[str], filter: str | None, out: Path | None, allocator: s
 def html_page(path: Path, doc: dict) -> str:
     """The run's page (reports/): one file, its stylesheet inline, its pictures embedded."""
     packages.ensure(packages.REPORT_PACKAGES)
-    from reports import inputs, site
+    from allocbench.reports import inputs, site
     found = inputs.Site()
     inputs.from_results([path], found)
     history = found.histories[0]

@@ -24,17 +24,16 @@ import math
 import sys
 from pathlib import Path
 
-from allocbench import buildconfig, buildspec, config, history, instructions_pass, revisions
-from allocbench import graft as grafting
-from allocbench import submodules as submodules_of
-from allocbench import sweep_plot, sweep_progress, sweep_table
-from allocbench.commands import ab
-from allocbench.commands import report as report_command
-from allocbench.commands.run import ALLOCATORS
-from allocbench.errors import UserError
-from allocbench.fileio import write_atomically
-from allocbench.store import Store, machine_id
-from allocbench import sweep as sweeping
+from allocbench.base.errors import UserError
+from allocbench.base.fileio import write_atomically
+from allocbench.harness import instructions_pass, runners
+from allocbench.harness.runners import ALLOCATORS
+from allocbench.history import buildconfig, buildspec, graft as grafting, selection
+from allocbench.history import submodules as submodules_of, sweep as sweeping, sweep_plot
+from allocbench.history import sweep_progress, sweep_table, worktrees
+from allocbench.history.store import Store, machine_id
+from allocbench.gate import config
+from allocbench.commands import arguments, report as report_command
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", type=Path, metavar="PATH",
@@ -54,7 +53,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
                                                         "order, e.g. 'v1.*'")
     parser.add_argument("--range", metavar="OLD..NEW", dest="range_",
                         help="OLD, every N-th first-parent commit after it, and NEW")
-    parser.add_argument("--every", type=ab.positive, default=1, metavar="N",
+    parser.add_argument("--every", type=arguments.positive, default=1, metavar="N",
                         help="the step of --range [1: every commit]")
     parser.add_argument("--shard", metavar="I/N",
                         help="measure only shard I of N (every N-th revision from the I-th); "
@@ -69,7 +68,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a CMake project beside the subject that builds the plugin, "
                              "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
                              "source tree> (instead of the revision's own CMake)")
-    ab.add_cmake_arguments(parser)
+    arguments.add_cmake_arguments(parser)
     parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
                         help="where each revision's git submodules come from: auto (your "
                              "checkout's when it has them, works offline; else their URL), "
@@ -96,7 +95,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     add_selection_arguments(parser)
     add_store_arguments(parser)
     add_build_arguments(parser)
-    parser.add_argument("--repetitions", type=ab.positive, metavar="N",
+    parser.add_argument("--repetitions", type=arguments.positive, metavar="N",
                         help="time-pass samples per revision [allocbench-run's: 5]")
     parser.add_argument("--min-time", metavar="SECONDS",
                         help="minimum time per sample [allocbench-run's: 0.05]")
@@ -174,11 +173,11 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
     spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
                       cmake_arg=cmake_arg, bench=bench, cmake=cmake)
     grafts = tuple(grafting.parse(text, repo) for text in graft)
-    runner = ab.harness(runner, allocator, instructions=instructions)
-    ab.check_runner(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
+    runner = runners.find(runner, allocator, instructions=instructions)
+    runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
     return sweeping.Plan(repo, spec, grafts, runner, allocator,
                          machine_id(machine),
-                         Store(store or revisions.state_dir(repo) / "results"),
+                         Store(store or worktrees.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed,
                          submodules or submodules_of.DEFAULT, instructions, estimated_cycles)
 
@@ -206,14 +205,14 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                                       *(["instructions_per_op"] if instructions else []),
                                       *([sweep_table.ESTIMATED_CYCLES]
                                         if instructions and estimated_cycles else [])])
-    repo = revisions.toplevel(repo or Path.cwd())
-    todo = sweeping.shard(history.select(repo, names, tags, range_, every),
+    repo = worktrees.toplevel(repo or Path.cwd())
+    todo = sweeping.shard(selection.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
     plan = make_plan(repo=repo, store=store, machine=machine, allocator=allocator,
                      graft=graft or [], target=target, plugin_path=plugin_path,
                      cmake_arg=cmake_arg or [], config=config, runner=runner, timeout=timeout,
                      force=force, retry_failed=retry_failed, time=not no_time,
-                     run_options=ab.runner_options(repetitions=repetitions, min_time=min_time,
+                     run_options=runners.options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False,
                                                    instance_timeout=instance_timeout),
                      bench=bench, cmake=cmake, submodules=submodules,
@@ -231,7 +230,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
               f"{plan.store.root}: run the same command again to go on", file=sys.stderr)
         raise
     text = sweep_table.markdown(columns, metrics, changed_only)
-    state = revisions.state_dir(repo)
+    state = worktrees.state_dir(repo)
     write_atomically(state / "sweep.md", text)
     write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
     if plot is not None:
@@ -247,7 +246,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
           f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
     code = 1 if failed or instances else 0
     if report is not None:
-        from reports import inputs
+        from allocbench.reports import inputs
         code = max(code, report_command.publish(inputs.read([], plan.store.root, [], []),
                                                 report))
     return code

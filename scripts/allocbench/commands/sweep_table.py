@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from allocbench import history, revisions, sweep_plot, sweep_table
-from allocbench import sweep as sweeping
+from allocbench.base.errors import UserError
+from allocbench.base.fileio import write_atomically
+from allocbench.history import selection, sweep as sweeping, sweep_plot, sweep_table, worktrees
+from allocbench.history.store import Store, machine_id
 from allocbench.commands import sweep as sweep_command
-from allocbench.fileio import write_atomically
-from allocbench.errors import UserError
-from allocbench.store import Store, machine_id
 
 
 # sweep's arguments say what a sweep measures; this command measures nothing, it shows.
@@ -47,10 +46,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         ) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
-    repo = revisions.toplevel(repo or Path.cwd())
-    shas = sweeping.shard(history.select(repo, names, tags, range_, every),
+    repo = worktrees.toplevel(repo or Path.cwd())
+    shas = sweeping.shard(selection.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
-    found = Store(store or revisions.state_dir(repo) / "results")
+    found = Store(store or worktrees.state_dir(repo) / "results")
     if not found.root.is_dir():
         raise UserError(f"{found.root}: no such store; give the folder a sweep wrote (its "
                         "--store, default <repo>/.allocbench/results), or run allocbench sweep "

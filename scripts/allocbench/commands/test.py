@@ -21,8 +21,9 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from allocbench import exit_codes, packages, project
-from allocbench.errors import MeasurementFailed, UserError
+from allocbench.base import exit_codes, packages
+from allocbench.base.errors import MeasurementFailed, UserError
+from allocbench.harness import project
 
 SANITIZERS = [("asan", "address"), ("tsan", "thread")]
 

@@ -6,7 +6,10 @@ before), Google Benchmark JSON ('context' and 'benchmarks'), BenchmarkDotNet ful
 ('Benchmarks') or JMH JSON (a list of entries with 'benchmark' and 'primaryMetric'). A foreign
 file becomes allocbench-shaped results documents (one per fork where the format has forks)
 whose context.source says where they came from; anything else is one UserError naming the file,
-the JSON path and the fix.
+the JSON path and the fix. (How much noise an imported side's time gate tolerates is the
+gate's: gate/tolerance.py.)
+
+May import: allocbench.base.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from allocbench import results
-from allocbench.errors import UserError
+from allocbench.base import results
+from allocbench.base.errors import UserError
 from allocbench.imports import bdn, gbench, jmh
 
 ALLOCBENCH = "allocbench"

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocbench.fileio import json_path
+from allocbench.base.fileio import json_path
+from allocbench.base.validate import MISSING, Checker
 from allocbench.imports import common
-from allocbench.validate import MISSING, Checker
 
 TOOL = "BenchmarkDotNet"
 FIX = "export it again with JsonExporter.Full (--exporters json)"

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from allocbench.fileio import json_path
-from allocbench.results_check import time_sample as sample   # a time sample: finite, > 0
-from allocbench.validate import MISSING, Checker, finite
+from allocbench.base.fileio import json_path
+from allocbench.base.results_check import time_sample as sample   # a time sample: finite, > 0
+from allocbench.base.validate import MISSING, Checker, finite
 
 NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "hr": 3600e9,
           "day": 86400e9}

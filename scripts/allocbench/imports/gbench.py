@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from allocbench.fileio import json_path
+from allocbench.base.fileio import json_path
+from allocbench.base.validate import MISSING, Checker, describe
 from allocbench.imports import common
-from allocbench.validate import MISSING, Checker, describe
 
 TOOL = "Google Benchmark"
 FIX = "write it again with --benchmark_format=json (or --benchmark_out=FILE)"

@@ -28,9 +28,9 @@ from typing import Any
 
 from scipy import stats as sps
 
-from allocbench.fileio import json_path
+from allocbench.base.fileio import json_path
+from allocbench.base.validate import MISSING, Checker, finite
 from allocbench.imports import common
-from allocbench.validate import MISSING, Checker, finite
 
 TOOL = "JMH"
 FIX = "write it again with -rf json (and -prof gc for B/op)"

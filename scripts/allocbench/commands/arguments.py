@@ -1,0 +1,68 @@
+"""The command-line options and argument types that several commands share (not a command
+itself: cli.py loads only the modules it names).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from allocbench.harness import instructions_pass, project
+
+
+def percent(text: str) -> float:
+    """A time threshold: 0, NaN or infinity would turn the time gate off without a word."""
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive, finite percentage, e.g. 5")
+    return value
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer")
+    return value
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, forks: int, with_no_time: bool = True
+                      ) -> None:
+    """How the harness runs: shared by ab and calibrate."""
+    parser.add_argument("--runner", type=Path, metavar="PATH",
+                        help="allocbench-run to use for every fork [this checkout's "
+                             "build/release/bin/allocbench-run, built if needed]")
+    parser.add_argument("--forks", type=positive, default=forks, metavar="N",
+                        help=f"processes per side, interleaved [{forks}]")
+    parser.add_argument("--repetitions", type=positive, metavar="N",
+                        help="time-pass samples per fork [allocbench-run's: 5]")
+    parser.add_argument("--min-time", metavar="SECONDS",
+                        help="minimum time per sample [allocbench-run's: 0.05]")
+    parser.add_argument("--filter", metavar="REGEX", help="only instances whose name matches")
+    parser.add_argument("--instance-timeout", metavar="SECONDS",
+                        help="an instance still running after this long is killed and recorded "
+                             "as failed [allocbench-run's: 600]")
+    if with_no_time:
+        parser.add_argument("--no-time", action="store_true",
+                            help="skip the time pass (allocation metrics only)")
+    instructions_pass.add_arguments(parser)
+
+
+def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a revision's plugin is built with the project's CMake: shared by ab and sweeps."""
+    parser.add_argument("--target", metavar="NAME",
+                        help=f"CMake target of the scenario plugin [{project.DEFAULT_TARGET}]")
+    parser.add_argument("--plugin-path", metavar="PATH",
+                        help="the plugin, relative to the build folder "
+                             f"[{project.DEFAULT_PLUGIN}]")
+    parser.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
+                        help="extra configure argument, repeatable; write it with '=': "
+                             "--cmake-arg=-DMY_OPTION=ON")
+    parser.add_argument("--cmake", metavar="PATH",
+                        help="the cmake program to configure and build with [cmake on PATH]")

@@ -1,0 +1,237 @@
+"""The results store of sweeps and bisects: one record per (machine, allocator, commit, recipe).
+
+    <store>/<machine>/<allocator>/<sha>/<recipe>.json
+    <store>/<machine>/<allocator>/<sha>.json          (stores written before recipes had files)
+
+Measurements of one commit with another build or graft (another recipe) are kept side by side;
+the tables show the newest and say when their columns come from several recipes. A count-only
+record is completed, not lost, by a later run with the time pass: the new record carries the
+earlier one's date and build time under `earlier`.
+
+A record says how the revision was measured (its recipe: build and graft), whether it worked
+(status ok, build_failed, run_failed or timeout, with the tail of the log when not), and holds
+allocbench-run's results document. Records are written atomically, one per revision as soon as
+it is measured, so an interrupted sweep loses at most the revision it was measuring. Stores of
+several machines (a sharded sweep in a CI matrix) are combined with `allocbench merge`.
+
+Which optional passes a record's run had (passes()) is read from its results: `time_measured`
+(context.time), the instructions pass (context.instructions, absent in results older than that
+pass) and its cache simulation (context.instructions.estimated_cycles). A record without a pass
+that a sweep or bisect asks for is measured again (sweep.Plan.stored), never shown as a gap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from allocbench.base import results
+from allocbench.base.errors import UserError
+from allocbench.base.fileio import read_json, write_atomically
+from allocbench.base.validate import Checker
+from allocbench.history.log_summary import informative_line
+
+STORE_VERSION = 1
+STATUSES = ("ok", "build_failed", "run_failed", "timeout")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_RECIPE = re.compile(r"^[0-9a-f]{16}$")
+FIX = "delete the file; the next sweep measures that revision again"
+
+
+def machine_id(given: str | None = None) -> str:
+    """--machine, else $ALLOCBENCH_MACHINE, else the host name: the store's first level."""
+    name = given or os.environ.get("ALLOCBENCH_MACHINE") or socket.gethostname() or "local"
+    if not _NAME.match(name):
+        source = "--machine" if given else ("ALLOCBENCH_MACHINE" if os.environ.get(
+            "ALLOCBENCH_MACHINE") else "the host name")
+        raise UserError(f"machine id '{name}' (from {source}) is not usable as a folder name; "
+                        "use letters, digits, '.', '_' and '-', e.g. --machine ci-runner-1")
+    return name
+
+
+def problem(record: dict[str, Any]) -> str:
+    """Why a failed record has no results, in one line: its status and the most informative
+    line of its log (log_summary.py: CMake's message, a compiler's error, else the last line)."""
+    error = informative_line(record.get("log_tail", ""))
+    return f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
+
+
+PASSES = ("time", "instructions", "estimated_cycles")   # the optional passes, as passes() names
+
+
+def passes(record: dict[str, Any]) -> frozenset[str]:
+    """The optional passes the record's run had: "time", "instructions" (allocbench-run
+    --instructions) and "estimated_cycles" (--estimated-cycles); none for a failure."""
+    if record["status"] != "ok":
+        return frozenset()
+    instructions = record["results"]["context"].get("instructions")
+    return frozenset(name for name, ran in (
+        ("time", record["time_measured"]), ("instructions", instructions is not None),
+        ("estimated_cycles", bool(instructions and instructions.get("estimated_cycles"))))
+        if ran)
+
+
+def check(record: Any, origin: Path) -> dict[str, Any]:
+    """`record` if it is a valid store record, filed where its machine, allocator and sha say
+    (merge writes it there); UserError naming the file, the field and the fix."""
+    _check_key(record, origin)
+    _check_place(record, origin)
+    c = Checker(str(origin), FIX)
+    c.each(record, "", {"label": c.text, "subject": c.text, "recorded": c.text,
+                        "committed": c.text}, optional=("recorded", "committed"))
+    if record["status"] == "ok":
+        results.check(record.get("results"), str(origin), FIX, at="results")
+        ran = record["results"]["context"]["time"] is not None
+        c.want(ran == record["time_measured"], "time_measured", record["time_measured"],
+               f"{str(ran).lower()} (results.context.time says whether the time pass ran)")
+    else:   # what the tables and bisect say about a failure
+        c.each(record, "", {"log": c.text, "log_tail": c.text})
+        c.want(record.get("results") is None, "results", record.get("results"),
+               f"null (the status is {record['status']})")
+    return record
+
+
+def _check_key(record: Any, origin: Path) -> None:
+    """The fields that say what the record is: its version, revision, place and status."""
+    if not isinstance(record, dict) or record.get("store_version") != STORE_VERSION or \
+            record["store_version"] is True:
+        raise UserError(f"{origin}: not an allocbench store record of version {STORE_VERSION}; "
+                        f"{FIX}")
+    for key, kind in (("sha", str), ("machine", str), ("allocator", str), ("recipe", str),
+                      ("status", str), ("time_measured", bool)):
+        if not isinstance(record.get(key), kind):
+            raise UserError(f"{origin}: field '{key}' is missing or not a {kind.__name__}; {FIX}")
+    if not _RECIPE.match(record["recipe"]) or not _SHA.match(record["sha"]):
+        key = "recipe" if not _RECIPE.match(record["recipe"]) else "sha"
+        raise UserError(f"{origin}: field '{key}' is {json.dumps(record[key])[:60]}, not "
+                        f"{'16' if key == 'recipe' else '40'} hexadecimal digits; {FIX}")
+    if record["status"] not in STATUSES:
+        raise UserError(f"{origin}: field 'status' is {record['status']!r}, not one of "
+                        f"{', '.join(STATUSES)}; {FIX}")
+
+
+def _check_place(record: dict[str, Any], origin: Path) -> None:
+    """The record's own key names its file: <machine>/<allocator>/<sha>/<recipe>.json (or the
+    older <machine>/<allocator>/<sha>.json)."""
+    if _SHA.match(origin.stem):
+        where = {"sha": origin.stem, "allocator": origin.parent.name,
+                 "machine": origin.parent.parent.name}
+    else:
+        where = {"recipe": origin.stem, "sha": origin.parent.name,
+                 "allocator": origin.parent.parent.name,
+                 "machine": origin.parent.parent.parent.name}
+    for key, expected in where.items():
+        if record[key] != expected:
+            raise UserError(f"{origin}: field '{key}' is {json.dumps(record[key])[:60]}, but the "
+                            f"file's place in the store says {json.dumps(expected)}; {FIX}")
+
+
+@dataclass(frozen=True)
+class Store:
+    root: Path
+
+    def path(self, machine: str, allocator: str, sha: str, recipe: str) -> Path:
+        return self.root / machine / allocator / sha / f"{recipe}.json"
+
+    def get(self, machine: str, allocator: str, sha: str, recipe: str | None = None
+            ) -> dict[str, Any] | None:
+        """The record of `sha` measured with `recipe`; without one, the newest of any recipe."""
+        found = [r for r in self._of(self.root / machine / allocator, sha)
+                 if recipe is None or r["recipe"] == recipe]
+        return max(found, key=preference, default=None)
+
+    def put(self, record: dict[str, Any]) -> Path:
+        path = self.path(record["machine"], record["allocator"], record["sha"], record["recipe"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+        old = path.parent.with_suffix(".json")   # the same key in the older layout
+        if os.path.lexists(old) and self._read(old)["recipe"] == record["recipe"]:
+            old.unlink()
+        return path
+
+    def find(self, allocator: str, sha: str, machine: str) -> dict[str, Any] | None:
+        """The record of `sha`: this machine's, else another machine's (the allocation
+        metrics do not depend on the machine), preferring one that measured something."""
+        found = [self.get(machine, allocator, sha)]
+        if self.root.is_dir():
+            found += [self.get(p.name, allocator, sha)
+                      for p in sorted(self.root.iterdir()) if p.name != machine and p.is_dir()]
+        found = [r for r in found if r is not None]
+        return next((r for r in found if r["status"] == "ok"), found[0] if found else None)
+
+    def records(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+        """Every record, in a stable order; files that are not records are left alone."""
+        for path in self.paths():
+            yield path, self._read(path)
+
+    def paths(self) -> list[Path]:
+        """The files where records are kept, in a stable order."""
+        if not self.root.is_dir():
+            return []
+        paths = [p for p in self.root.glob("*/*/*.json") if _SHA.match(p.stem)]
+        paths += [p for p in self.root.glob("*/*/*/*.json") if _SHA.match(p.parent.name)
+                  and _RECIPE.match(p.stem)]
+        return sorted(paths)
+
+    def scan(self) -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
+        """Every record as records() gives it, but a damaged one as (path, None, why) instead
+        of an error: a report shows it as unreadable and goes on."""
+        for path in self.paths():
+            try:
+                yield path, self._read(path), ""
+            except UserError as e:
+                yield path, None, str(e)
+
+    @staticmethod
+    def place(path: Path) -> tuple[str, str, str]:
+        """(machine, allocator, sha) of a record's file, from its place in the store."""
+        if _SHA.match(path.stem):
+            return path.parent.parent.name, path.parent.name, path.stem
+        return path.parent.parent.parent.name, path.parent.parent.name, path.parent.name
+
+    def _of(self, folder: Path, sha: str) -> list[dict[str, Any]]:
+        paths = [folder / f"{sha}.json"]
+        if (folder / sha).is_dir():
+            paths += sorted(p for p in (folder / sha).glob("*.json") if _RECIPE.match(p.stem))
+        return [r for r in map(self._read, paths) if r is not None]
+
+    @staticmethod
+    def _read(path: Path) -> dict[str, Any] | None:
+        if not os.path.lexists(path):
+            return None
+        return check(read_json(path, "the store record", FIX), path)
+
+
+def preference(record: dict[str, Any]) -> tuple[bool, str]:
+    """Which of two records of one revision to show: one that measured something, else the
+    newer."""
+    return record["status"] == "ok", record.get("recorded", "")
+
+
+def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
+    """Copies the records of `sources` into `into`: (copied, kept). For the same key, a record
+    that measured something beats a failure, else the newer one wins."""
+    copied = kept = 0
+    for source in sources:
+        if not source.root.is_dir():
+            raise UserError(f"{source.root}: no such store; give the folder a sweep wrote "
+                            "(its --store, default <repo>/.allocbench/results)")
+        for _, record in source.records():
+            present = into.get(record["machine"], record["allocator"], record["sha"],
+                               record["recipe"])
+            if present is None or _better(record, present):
+                into.put(record)
+                copied += 1
+            else:
+                kept += 1
+    return copied, kept
+
+
+def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    return preference(new) > preference(old)

@@ -1,0 +1,248 @@
+"""What a report is built from, read into one model: histories (a sweep store's records, or
+results files, per machine and allocator, in sweep order) and comparisons (compare JSON, or an
+`ab` folder compared here).
+
+Inputs are told apart by what they are: a folder with base/ and cand/ is an `ab` folder; a
+folder of *.sites.json is `allocbench profile`'s (site tables per instance); another folder is
+read for results files; a .json file is a compare JSON when it has `instances` and
+`gate`, else a results file. A store record that cannot be read is kept as an *unreadable*
+revision with the reason (Site.problems lists it too), so one damaged file costs its revision,
+not the site.
+
+Sweep order: tags in version order (v1.9 before v1.10), then the other revisions by commit date
+(the record's `committed`; records written before it existed fall back to when they were
+measured). Results files are ordered by the date they were measured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from allocbench.base import results
+from allocbench.base.errors import UserError
+from allocbench.base.fileio import read_json
+from allocbench.history.store import Store, preference, problem
+from allocbench.history.sweep_table import Column
+from allocbench.sites import profile
+from allocbench.gate import compare as cmp, compare_json, policy
+
+UNREADABLE = "unreadable"
+_CHUNK = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One revision of a history: measured (doc), failed, or unreadable (problem says why)."""
+    sha: str
+    label: str
+    subject: str
+    status: str              # one of store.STATUSES (ok, build_failed, …) or UNREADABLE
+    problem: str
+    record: dict[str, Any] | None   # the store record (results files: an equivalent one)
+    source: str              # the file it came from
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def doc(self) -> dict[str, Any] | None:
+        return self.record["results"] if self.ok else None
+
+    @property
+    def timed(self) -> bool:
+        return self.ok and self.record["time_measured"]
+
+    def result(self, name: str) -> dict[str, Any] | None:
+        if not self.ok:
+            return None
+        return next((r for r in self.doc["results"] if r["name"] == name), None)
+
+    def column(self) -> Column:
+        """The sweep table's column (sweep_table.py)."""
+        if self.status == UNREADABLE:
+            return Column(self.sha, self.label, None, unreadable=self.problem)
+        return Column(self.sha, self.label, self.record)
+
+
+@dataclass(frozen=True)
+class History:
+    machine: str
+    allocator: str
+    origin: str              # "store <dir>" or "results files"
+    points: tuple[Point, ...]
+
+    @property
+    def title(self) -> str:
+        return f"{self.machine} / {self.allocator}"
+
+    def names(self) -> list[str]:
+        """Every instance, the newest revision's order first (as the sweep table lists them)."""
+        names: dict[str, None] = {}
+        for point in reversed(self.points):
+            if point.ok:
+                names.update((r["name"], None) for r in point.doc["results"])
+        return list(names)
+
+    def measured(self) -> list[Point]:
+        return [p for p in self.points if p.ok]
+
+    def columns(self) -> list[Column]:
+        return [p.column() for p in self.points]
+
+
+@dataclass
+class Site:
+    histories: list[History] = field(default_factory=list)
+    comparisons: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (origin, doc)
+    problems: list[str] = field(default_factory=list)   # unreadable records, for the exit code
+    sites: dict[str, list[Any]] = field(default_factory=dict)   # instance → sites.SiteCost
+
+
+def version_key(label: str) -> tuple:
+    """v1.9 < v1.10 < v2.0: numbers compare as numbers, text as text."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in _CHUNK.split(label) if part)
+
+
+def _is_tag(sha: str, label: str) -> bool:
+    return bool(label) and not sha.startswith(label)
+
+
+def _order(point: Point) -> tuple:
+    if _is_tag(point.sha, point.label):
+        return (0, version_key(point.label), "", "")
+    record = point.record or {}
+    # Commits of one date (a rebase, a merge train) in the order they were measured.
+    return (1, (), record.get("committed") or record.get("recorded") or "",
+            record.get("recorded") or "")
+
+
+# ---- a sweep store
+
+
+def from_store(root: Path, machines: list[str], allocators: list[str], site: Site) -> None:
+    """The store's histories (of the given machines and allocators; all when none are given)."""
+    store = Store(root)
+    if not root.is_dir():
+        raise UserError(f"--store {root}: no such folder; give the folder a sweep wrote (its "
+                        "--store, default <repo>/.allocbench/results)")
+    found: dict[tuple[str, str], dict[str, list[tuple[Path, dict | None, str]]]] = {}
+    for path, record, error in store.scan():
+        machine, allocator, sha = Store.place(path)
+        if (machines and machine not in machines) or (allocators and allocator not in allocators):
+            continue
+        found.setdefault((machine, allocator), {}).setdefault(sha, []).append(
+            (path, record, error))
+        if error:
+            site.problems.append(error)
+    if not found:
+        wanted = "".join(f" --machine {m}" for m in machines) + \
+            "".join(f" --allocator {a}" for a in allocators)
+        raise UserError(f"--store {root}: no records{' for' + wanted if wanted else ''}; run "
+                        "allocbench sweep --store with it first, or give the store a sweep wrote")
+    for (machine, allocator), shas in sorted(found.items(), key=_system_first):
+        points = [_point(sha, entries) for sha, entries in shas.items()]
+        site.histories.append(History(machine, allocator, f"store {root}",
+                                      tuple(sorted(points, key=_order))))
+
+
+def _system_first(item: tuple[tuple[str, str], Any]) -> tuple:
+    machine, allocator = item[0]
+    return machine, allocator != "system", allocator
+
+
+def _point(sha: str, entries: list[tuple[Path, dict[str, Any] | None, str]]) -> Point:
+    readable = [(path, record) for path, record, _ in entries if record is not None]
+    if not readable:
+        path, _, error = entries[0]
+        return Point(sha, sha[:10], "", UNREADABLE, error, None, str(path))
+    path, record = max(readable, key=lambda pr: preference(pr[1]))
+    why = "" if record["status"] == "ok" else problem(record)
+    return Point(sha, record["label"], record["subject"], record["status"], why, record,
+                 str(path))
+
+
+# ---- results files
+
+
+def _results_point(path: Path, doc: dict[str, Any]) -> tuple[tuple[str, str], Point]:
+    context = doc["context"]
+    revision = context.get("revision") or {}
+    sha = revision.get("sha") or ""
+    label = revision.get("describe") or sha[:10] or path.stem
+    machine = str((context.get("host") or {}).get("name") or "unknown host")
+    allocator = str((context.get("allocator") or {}).get("name") or "unknown allocator")
+    record = {"status": "ok", "results": doc, "time_measured": context.get("time") is not None,
+              "machine": machine, "recipe": "", "recorded": str(context.get("date") or "")}
+    return (machine, allocator), Point(sha, label, "", "ok", "", record, str(path))
+
+
+def from_results(paths: list[Path], site: Site) -> None:
+    """Results files, as histories per machine and allocator ordered by measurement date."""
+    _add_results([(path, results.load(path)) for path in paths], site)
+
+
+def _add_results(loaded: list[tuple[Path, dict[str, Any]]], site: Site) -> None:
+    grouped: dict[tuple[str, str], list[Point]] = {}
+    for path, doc in loaded:
+        key, point = _results_point(path, doc)
+        grouped.setdefault(key, []).append(point)
+    for (machine, allocator), points in sorted(grouped.items()):
+        points.sort(key=lambda p: (p.record["recorded"], p.source))
+        site.histories.append(History(machine, allocator, "results files", tuple(points)))
+
+
+# ---- comparisons
+
+
+def from_ab(folder: Path, config_path: Path | None) -> dict[str, Any]:
+    """An `ab` folder (base/ and cand/ of fork files) compared as ab compared it: by the policy
+    it recorded (its base revision's), or by `config_path`."""
+    base, cand = folder / "base", folder / "cand"
+    rules = policy.recorded(base, cand)
+    rules = policy.overridden(rules, config_path, None) if rules else \
+        policy.from_files(config_path, None)
+    comparison = policy.compare(rules, cmp.load_side(base), cmp.load_side(cand))
+    return json.loads(compare_json.to_json(comparison, "any"))
+
+
+def read(inputs: list[Path], store: Path | None, machines: list[str], allocators: list[str],
+         config_path: Path | None = None) -> Site:
+    """The site's model from every input; UserError (exit 2) when there is nothing to show."""
+    site = Site()
+    result_files: list[Path] = []
+    loaded: list[tuple[Path, dict[str, Any]]] = []   # files read once, to tell what they are
+    for path in inputs:
+        if path.is_dir() and (path / "base").is_dir() and (path / "cand").is_dir():
+            site.comparisons.append((str(path), from_ab(path, config_path)))
+        elif path.is_dir() and any(path.glob("*.sites.json")):   # allocbench profile's --out
+            site.sites.update(profile.load_tables(path))
+        elif path.is_dir():
+            files = sorted(path.glob("*.json"))
+            if not files:
+                raise UserError(f"{path}: no results files (*.json) here; give results files, "
+                                "an ab folder (with base/ and cand/), a compare JSON or --store")
+            result_files += files
+        elif not path.exists():
+            raise UserError(f"{path}: no such file or folder; give results files, an ab folder, "
+                            "a compare JSON or --store DIR")
+        else:
+            doc = read_json(path, "", results.FIX)
+            if isinstance(doc, dict) and "instances" in doc and "gate" in doc:
+                compare_json.from_json(doc, str(path))   # checked whole: no half-rendered page
+                site.comparisons.append((str(path), doc))
+            else:
+                loaded.append((path, results.check(doc, str(path))))
+    if result_files or loaded:
+        _add_results([*((p, results.load(p)) for p in result_files), *loaded], site)
+    if store is not None:
+        from_store(store, machines, allocators, site)
+    if not site.histories and not site.comparisons and not site.sites:
+        raise UserError("nothing to report: give results files (e.g. results/*.json), an ab "
+                        "folder, a compare JSON, a folder of profiles, or --store DIR")
+    return site
