@@ -24,6 +24,7 @@ import pytest
 
 from allocbench import cli, sweep_plot, sweep_table
 from allocbench.store import Store, passes
+from docs_pages import folded
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64",
                                 reason="the scenario's work is x86-64 inline assembly")
@@ -430,7 +431,7 @@ if __name__ == "__main__":
 
 
 def test_the_readmes_bisect_sentence_is_this_histories_arithmetic():
-    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    text = folded("sweeps")
     added = SPINS_AFTER - SPINS_BEFORE
     assert (f"a history whose one commit adds {added} turns of a 3-instruction loop "
             f"(+{3 * added} Ir/op) while B/op stays the same") in text
