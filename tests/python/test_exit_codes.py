@@ -122,7 +122,8 @@ def readme() -> str:
 
 def readme_table() -> str:
     text = readme()
-    assert text.count("<!-- exit-codes:begin -->\n") == 1, "docs/exit-codes.md lost its table markers"
+    assert text.count("<!-- exit-codes:begin -->\n") == 1, \
+        "docs/exit-codes.md lost its table markers"
     return text.split("<!-- exit-codes:begin -->\n")[1].split("<!-- exit-codes:end -->")[0]
 
 

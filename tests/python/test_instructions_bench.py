@@ -54,8 +54,9 @@ def test_readme_table_is_the_scripts_rendering_of_the_data_file():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     found = BLOCK.search(page("instructions"))
-    assert found, ("docs/instructions.md has no <!-- instructions-gate:begin --> ... end block; put the "
-                   f"output of `bench/instructions_gate.py --from {DATA.relative_to(ROOT)}` "
+    assert found, ("docs/instructions.md has no <!-- instructions-gate:begin --> ... end block; "
+                   "put the output of "
+                   f"`bench/instructions_gate.py --from {DATA.relative_to(ROOT)}` "
                    "between the two markers")
     assert found[1].strip() == done.stdout.strip()
 

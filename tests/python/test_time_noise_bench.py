@@ -41,9 +41,10 @@ def test_readme_table_is_the_scripts_rendering_of_the_data_file():
                     f"--rounds 20 --out {DATA.relative_to(ROOT)}")
     found = BLOCK.search(page("instructions"))
     if not found or not found[1].strip():
-        pytest.skip("docs/instructions.md has no filled <!-- time-noise:begin --> … <!-- time-noise:end --> "
-                    "block yet: put the output of `bench/time_noise.py --from "
-                    f"{DATA.relative_to(ROOT)}` between the two markers")
+        pytest.skip("docs/instructions.md has no filled <!-- time-noise:begin --> … "
+                    "<!-- time-noise:end --> block yet: put the output of "
+                    f"`bench/time_noise.py --from {DATA.relative_to(ROOT)}` between the two "
+                    "markers")
     done = run_script("--from", str(DATA), timeout=60)
     assert found[1] == done.stdout
     doc = json.loads(DATA.read_text())
