@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The README's "What the time gate can see here" table, from an `allocbench calibrate` run.
+"""The "What the time gate can see here" table of docs/gating.md, from an `allocbench calibrate`
+run.
 
 usage: bench/calibration_table.py [--rounds N] [--forks N] [--repetitions N] [--min-time S]
                                   [--filter REGEX] [--runner PATH] [--out FILE]

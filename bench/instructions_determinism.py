@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The README's "Which instances repeat exactly" list: instructions per op of every built-in
+"""The "Which instances repeat exactly" list of docs/instructions.md: instructions per op of every built-in
 instance in several separate processes.
 
 usage: bench/instructions_determinism.py [--processes N] [--filter REGEX] [--runner PATH]

@@ -2,26 +2,29 @@
 """The README's numbers of the built-in scenarios, rendered from one committed measurement.
 
     bench/readme_builtin.py [--results FILE]                    # print the generated blocks
-    bench/readme_builtin.py [--results FILE] --check README.md  # exit 1 and a diff if they differ
-    bench/readme_builtin.py [--results FILE] --write README.md  # replace them in place
+    bench/readme_builtin.py [--results FILE] --check README.md docs/scenarios.md  # exit 1, a diff
+    bench/readme_builtin.py [--results FILE] --write README.md docs/scenarios.md  # replace in place
 
 FILE (default bench/data/builtin-results.json) is what allocbench-run writes, with both passes:
 
     build/release/bin/allocbench-run --plugin build/release/lib/allocbench/allocbench_builtin.so \\
         --context revision.sha=... --out bench/data/builtin-results.json
 
-Three blocks of README.md are generated, each between HTML-comment markers:
+Three blocks are generated, each between HTML-comment markers on one of the pages given (a
+block's markers once each, on one page):
 
-- `what-you-get`: the console excerpt under "What you get" (WHAT_YOU_GET's instances, the
-  console table's first columns, aligned as allocbench-run aligns them);
-- `builtin-table`: every instance in the runner's order with the console's columns, formatted as
-  the console and `allocbench run`'s report format them (allocbench.harness.run_report.format_value);
-- `fanout-table`: the least-squares fits of trace_fanout's B/op over its children
-  (allocbench.scaling, as in the report).
+- `what-you-get` (README.md): the console excerpt under "What you get" (WHAT_YOU_GET's
+  instances, the console table's first columns, aligned as allocbench-run aligns them);
+- `builtin-table` (docs/scenarios.md): every instance in the runner's order with the console's
+  columns, formatted as the console and `allocbench run`'s report format them
+  (allocbench.harness.run_report.format_value);
+- `fanout-table` (docs/scenarios.md): the least-squares fits of trace_fanout's B/op over its
+  children (allocbench.harness.scaling, as in the report).
 
-tests/python/test_readme_builtin.py checks the README against FILE, and FILE's counts against a
-fresh count pass of the built-in plugin. Exit codes: 0 done (or no difference), 1 the README
-differs, 2 bad input (unreadable results, a failed or unmeasured instance, missing markers).
+tests/python/test_readme_builtin.py checks the pages against FILE, and FILE's counts against a
+fresh count pass of the built-in plugin. Exit codes: 0 done (or no difference), 1 a page
+differs, 2 bad input (unreadable results, a failed or unmeasured instance, a block's markers
+missing, repeated or on more than one page).
 """
 
 from __future__ import annotations
@@ -145,52 +148,65 @@ def _markers(block: str) -> tuple[str, str]:
     return f"<!-- {block}:begin -->\n", f"\n<!-- {block}:end -->"
 
 
-def split(readme: str, block: str) -> tuple[str, str, str]:
+def split(page: str, block: str) -> tuple[str, str, str]:
     """(text before the block, the block, text after), markers kept in the outer parts."""
     begin, end = _markers(block)
-    if readme.count(begin) != 1 or readme.count(end) != 1:
-        raise InputError(f"README: expected one '{begin.strip()}' and one '{end.strip()}' "
-                         "marker, each on a line of its own")
-    head, rest = readme.split(begin)
+    head, rest = page.split(begin)
     body, tail = rest.split(end)
     return head + begin, body, end + tail
 
 
-def replaced(readme: str, blocks: dict[str, str]) -> str:
-    for block, text in blocks.items():
-        head, _, tail = split(readme, block)
-        readme = head + text + tail
-    return readme
+def locate(paths: list[Path], blocks: dict[str, str]) -> dict[str, Path]:
+    """{block: the one page of `paths` that holds it}: each block's two markers, once each, on
+    one of the pages (the README holds one block, docs/scenarios.md the others)."""
+    texts = {path: path.read_text() for path in paths}
+    found = {}
+    for block in blocks:
+        begin, end = _markers(block)
+        holding = [path for path, text in texts.items() if begin in text or end in text]
+        if len(holding) != 1 or texts[holding[0]].count(begin) != 1 or \
+                texts[holding[0]].count(end) != 1:
+            pages = ", ".join(map(str, paths))
+            where = ", ".join(map(str, holding)) or "none of them"
+            raise InputError(f"expected one '{begin.strip()}' and one '{end.strip()}' marker, "
+                             f"each on a line of its own, on one of {pages}; found on {where}")
+        found[block] = holding[0]
+    return found
 
 
-def check(readme_path: Path, blocks: dict[str, str]) -> int:
-    readme = readme_path.read_text()
+def check(paths: list[Path], blocks: dict[str, str]) -> int:
     diff = []
-    for block, text in blocks.items():
-        _, body, _ = split(readme, block)
-        if body != text:
+    for block, path in locate(paths, blocks).items():
+        _, body, _ = split(path.read_text(), block)
+        if body != blocks[block]:
             diff += difflib.unified_diff((body + "\n").splitlines(keepends=True),
-                                         (text + "\n").splitlines(keepends=True),
-                                         f"{readme_path} ({block})", f"rendered ({block})")
+                                         (blocks[block] + "\n").splitlines(keepends=True),
+                                         f"{path} ({block})", f"rendered ({block})")
     if diff:
         sys.stdout.write("".join(diff))
-        print(f"{readme_path}: the generated blocks differ from the results; "
-              f"run bench/readme_builtin.py --write {readme_path}")
+        pages = " ".join(map(str, paths))
+        print(f"{pages}: the generated blocks differ from the results; "
+              f"run bench/readme_builtin.py --write {pages}")
         return 1
     return 0
 
 
-def write(readme_path: Path, blocks: dict[str, str]) -> None:
-    text = replaced(readme_path.read_text(), blocks)
-    fd, tmp = tempfile.mkstemp(dir=readme_path.parent, prefix=".readme_builtin.")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.chmod(tmp, os.stat(readme_path).st_mode & 0o7777)
-        os.replace(tmp, readme_path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+def write(paths: list[Path], blocks: dict[str, str]) -> None:
+    """Every block replaced on its page; nothing is written unless every block was found."""
+    texts = {}
+    for block, path in locate(paths, blocks).items():
+        head, _, tail = split(texts.get(path, path.read_text()), block)
+        texts[path] = head + blocks[block] + tail
+    for path, text in texts.items():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".readme_builtin.")
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,9 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
                         help="allocbench-run results JSON [bench/data/builtin-results.json]")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", type=Path, metavar="README",
-                      help="exit 1 and print a diff when README's blocks differ")
-    mode.add_argument("--write", type=Path, metavar="README", help="replace README's blocks")
+    mode.add_argument("--check", type=Path, nargs="+", metavar="PAGE",
+                      help="exit 1 and print a diff when the pages' blocks differ")
+    mode.add_argument("--write", type=Path, nargs="+", metavar="PAGE",
+                      help="replace the blocks on the pages that hold them")
     args = parser.parse_args(argv)
     try:
         blocks = render(load(args.results))

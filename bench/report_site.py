@@ -272,7 +272,7 @@ def main() -> None:
                         help="keep the stores and sites in DIR (new or empty)")
     parser.add_argument("--from", dest="source", type=Path, metavar="FILE",
                         help="print the table of numbers an earlier --out wrote (nothing is "
-                             "measured): how the README's table is checked")
+                             "measured): how the table of docs/reports.md is checked")
     args = parser.parse_args()
     if args.source is not None:
         print(table(json.loads(args.source.read_text())))

@@ -3,7 +3,7 @@
 // ns_per_op is per op per thread (wall time of a repetition / ops one thread did), the same
 // "per op" as the count pass; ops_per_s is the throughput of all threads together;
 // cpu_ns_per_op is the timed threads' CPU time per op per thread, which on a shared machine
-// leaves out the waits for a core that make wall time noisy (README, "Time itself").
+// leaves out the waits for a core that make wall time noisy (docs/instructions.md, "Time itself").
 // Counting stays off: Google Benchmark's threads are not the scenario's counted threads and no
 // background window is open, so each allocation pays only the hooks' mode check.
 #ifndef ALLOCBENCH_HARNESS_TIME_PASS_H_

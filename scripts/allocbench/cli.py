@@ -62,7 +62,7 @@ def _interrupted(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes (exit_codes.CODES, the README's table): 0 pass, 1 a gated regression or a
+    """Exit codes (exit_codes.CODES, docs/exit-codes.md): 0 pass, 1 a gated regression or a
     failed instance, revision or test, 2 bad input or usage, 3 the measurement could not be
     made or an internal error, 130 interrupted by SIGINT or SIGTERM."""
     # Installed explicitly: a shell without job control starts background commands with SIGINT

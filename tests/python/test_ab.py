@@ -15,7 +15,7 @@ from allocbench import cli
 from allocbench.base.errors import UserError
 from allocbench.harness import runners
 from allocbench.history import worktrees
-from conftest import ROOT
+from docs_pages import page
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.20)
 project(e2e_scenarios CXX)
@@ -143,7 +143,7 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
     line = (f"↳ +96 B/op, +1 allocs/op: new site `StartSpan` (spans.cc:{EXTRA_LINE}) "
             "1 × 96 B")
     assert f"- {line}" in comment
-    assert f"``{line}``" in (ROOT / "README.md").read_text()   # the README's example
+    assert f"``{line}``" in page("sites")   # the example of docs/sites.md
     assert sorted(p.name for p in (run_dir / "sites" / "cand").glob("*.sites.json")) == [
         "e2e_start_span-" + hashlib.sha256(b"e2e/start_span").hexdigest()[:10] + ".sites.json"]
     # allocbench's state never shows up as untracked files in the user's repository.

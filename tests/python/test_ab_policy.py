@@ -19,6 +19,7 @@ import pytest
 
 from allocbench import cli
 from conftest import ROOT
+import docs_pages
 from test_ab import CMAKELISTS, EXTRA_TAGS, SPANS, commit, git
 
 BASE_TOML = '[[budget]]\nmatch = "e2e/*"\nbytes_per_op = 0\n'
@@ -67,8 +68,8 @@ def test_a_pull_request_cannot_loosen_the_budget_it_is_judged_by(loosened, prefi
         "**Found 3 regressions and 0 improvements; 3 metrics unchanged, 0 unstable.**"]
     assert ("❌ Gate failed: 3 gated regressions (--fail-on any) in e2e/start_span "
             "(bytes_per_op, allocs_per_op, frees_per_op).") in lines
-    # The README shows these lines, the base's sha as <base>.
-    readme = (ROOT / "README.md").read_text()
+    # docs/gating.md shows these lines, the base's sha as <base>.
+    readme = docs_pages.page("gating")
     shown = readme.split("<!-- policy-change:begin -->\n````markdown\n")[1].split("````")[0]
     assert shown == "\n".join(lines[2:10]).replace(shas["base"][:12], "<base>") + "\n"
     run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['cand'][:12]}"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from allocbench.history.store import Store
+from docs_pages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -170,7 +171,7 @@ def test_calibration_table_adds_up_with_the_calibration(runner, tmp_path):
 def test_the_readmes_calibration_table_is_the_committed_calibrations():
     data = ROOT / "bench" / "data" / "calibration.json"
     done = run_script(sys.executable, str(BENCH / "calibration_table.py"), "--from", str(data))
-    readme = (ROOT / "README.md").read_text()
+    readme = page("gating")
     table = readme.split("<!-- calibration-table:begin -->\n")[1].split(
         "<!-- calibration-table:end -->")[0]
     assert table == done.stdout
@@ -207,7 +208,7 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
         for arg in m.pytest:
             if not arg.startswith("-"):
                 assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
-    readme = (ROOT / "README.md").read_text()
+    readme = page("tests")
     assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
     assert f"all {len(mutation.MUTATIONS)} are caught" in readme
 
@@ -278,7 +279,7 @@ def test_the_readme_report_table_is_the_measured_one():
     data = BENCH / "data" / "report-site.json"
     doc = json.loads(data.read_text())
     done = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(data))
-    readme = (ROOT / "README.md").read_text()
+    readme = page("reports")
     block = readme[readme.index("<!-- report-bench:begin -->"):
                    readme.index("<!-- report-bench:end -->")]
     assert done.stdout in block
@@ -292,7 +293,7 @@ def test_the_readme_report_table_is_the_measured_one():
 def test_the_readme_profile_cost_table_is_the_measured_one():
     data = BENCH / "data" / "profile-cost.json"
     done = run_script(sys.executable, str(BENCH / "profile_cost.py"), "--from", str(data))
-    readme = (ROOT / "README.md").read_text()
+    readme = page("sites")
     block = readme[readme.index("<!-- profile-cost:begin -->"):
                    readme.index("<!-- profile-cost:end -->")]
     assert done.stdout in block
@@ -318,7 +319,7 @@ def test_the_readmes_determinism_list_is_the_measured_one():
     data = BENCH / "data" / "instructions-determinism.json"
     done = run_script(sys.executable, str(BENCH / "instructions_determinism.py"), "--from",
                       str(data))
-    readme = (ROOT / "README.md").read_text()
+    readme = page("instructions")
     block = readme[readme.index("<!-- instructions-determinism:begin -->"):
                    readme.index("<!-- instructions-determinism:end -->")]
     assert done.stdout in block

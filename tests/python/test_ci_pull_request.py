@@ -26,7 +26,7 @@ from allocbench import cli
 from allocbench.gate import compare_format
 from ci_jobs import (COMMENTER, GITHUB, GITLAB, MARKER, SCOPE, GitHub, GitLab, checkout,
                      github_step, gitlab_jobs)
-from conftest import ROOT
+from docs_pages import page
 from test_ab import SPANS, commit, git
 from test_ci_workflows import allocbench_commands
 
@@ -167,10 +167,10 @@ def test_gitlab_note_job_runs_nothing_of_the_merge_request():
 
 
 def test_the_readme_says_what_the_templates_hold():
-    """The README's "In CI" section, its line breaks folded, against the templates."""
-    readme = (ROOT / "README.md").read_text()
-    section = " ".join(readme.split("### In CI: one comment per pull request")[1]
-                       .split("\n### ")[0].split())
+    """docs/gating.md's "In CI" section, its line breaks folded, against the templates."""
+    readme = page("gating")
+    section = " ".join(readme.split("\n## In CI: one comment per pull request\n")[1]
+                       .split("\n## ")[0].split())
     gate = yaml.safe_load(GITHUB.read_text())["jobs"]["ab"]["permissions"]
     comment = yaml.safe_load(COMMENTER.read_text())["jobs"]["comment"]
     note = gitlab_jobs()["allocbench-note"]

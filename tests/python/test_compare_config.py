@@ -161,8 +161,8 @@ def test_globs_that_can_match_are_taken_as_fnmatch_reads_them(tmp_path, glob, ma
 
 
 def test_the_readme_names_the_refused_globs_and_they_are_refused(tmp_path, capsys):
-    from conftest import ROOT
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    from docs_pages import folded
+    readme = folded("gating")
     claim = ("one that cannot match as written is refused, exit 2, naming the entry "
              "(`budget[2].match`, `sites[1].match`) and the fix: an unclosed `[`, a set of no "
              "character (`[z-a]`), `[^0-9]` (fnmatch negates a set with `!`, so that is a `^` "

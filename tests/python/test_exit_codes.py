@@ -37,6 +37,7 @@ from allocbench.commands import test as test_command
 from allocbench.base.exit_codes import (BAD_INPUT, COMMANDS, EVERY, FAILED, INTERRUPTED,
                                    NOT_MEASURED, OK, RUNNER)
 from conftest import ROOT, run_runner
+from docs_pages import page
 from test_faults import _alive, _children
 from test_sweep import run_cli, store_flags
 
@@ -118,18 +119,19 @@ def error_line(stderr: str) -> str:
 
 
 def readme() -> str:
-    return (ROOT / "README.md").read_text()
+    return page("exit-codes")
 
 
 def readme_table() -> str:
     text = readme()
-    assert text.count("<!-- exit-codes:begin -->\n") == 1, "the README lost its table markers"
+    assert text.count("<!-- exit-codes:begin -->\n") == 1, \
+        "docs/exit-codes.md lost its table markers"
     return text.split("<!-- exit-codes:begin -->\n")[1].split("<!-- exit-codes:end -->")[0]
 
 
 def test_the_readme_table_is_the_one_the_module_generates():
     assert readme_table() == exit_codes.markdown(), (
-        "README.md's exit-code table differs from scripts/allocbench/base/exit_codes.py; paste the "
+        "docs/exit-codes.md's table differs from scripts/allocbench/base/exit_codes.py; paste the "
         "output of `PYTHONPATH=scripts python3 -m allocbench.base.exit_codes` between the markers")
 
 
@@ -174,9 +176,9 @@ def runner_exit_codes() -> set[int]:
 
 def test_allocbench_run_returns_what_the_table_says_it_does():
     assert runner_exit_codes() == {c.code for c in exit_codes.CODES if RUNNER in c.returned_by}
-    # The README's allocbench-run section says so, 3 included.
-    section = readme().split("\n## allocbench-run\n")[1].split("\n### ")[0]
-    sentence = next(s for s in section.split(". ") if "(#exit-codes)" in s)
+    # The allocbench-run section of docs/scenarios.md says so, 3 included.
+    section = page("scenarios").split("\n## allocbench-run\n")[1].split("\n### ")[0]
+    sentence = next(s for s in section.split(". ") if "(exit-codes.md)" in s)
     assert "3 for an internal error" in sentence
     for code in runner_exit_codes():
         assert re.search(rf"\b{code} (when|for)\b", sentence), (code, sentence)

@@ -18,6 +18,7 @@ import pytest
 
 from allocbench.base import results
 from conftest import run_runner
+from docs_pages import folded, page
 
 # The reason allocbench-run records for each bad instance, as the README lists them.
 FAULTS = {
@@ -112,8 +113,7 @@ def test_a_daemon_the_scenario_started_is_killed_and_noted(fault_run):
     assert f"    fault/daemon: {DAEMON_NOTE}\n" in done.stdout
     (daemon,) = [int(pid) for pid in out.with_name("daemons").read_text().split()]
     assert not Path(f"/proc/{daemon}").exists()
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert f"gets a `note`: `{DAEMON_NOTE}`" in " ".join(readme.split())   # as the README says
+    assert f"gets a `note`: `{DAEMON_NOTE}`" in folded("scenarios")   # as docs/scenarios.md says
 
 
 def test_every_good_instance_is_measured_exactly_around_the_faults(fault_run):
@@ -338,7 +338,7 @@ def test_isolation_is_recorded_in_the_context(fault_run):
 
 
 def test_the_readme_table_of_faults_is_what_the_runner_records():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = page("scenarios")
     table = readme.split("<!-- faults:begin -->")[1].split("<!-- faults:end -->")[0]
     rows = [line for line in table.strip().splitlines()[2:]]
     recorded = []

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from docs_pages import page
 
 
 # name -> (bytes_per_op, allocs_per_op), per op per thread, timed loop only
@@ -312,6 +313,6 @@ def readme_table(drop_in: dict[str, list[dict]], memory_manager: dict[str, list[
 def test_the_readme_table_is_what_both_report(gbench_dir, tmp_path):
     drop_in = iteration_runs(run_json(gbench_dir / "gbench_ground_truth", tmp_path))
     memory_manager = iteration_runs(run_json(gbench_dir / "gbench_memory_manager", tmp_path))
-    readme = (ROOT / "README.md").read_text()
+    readme = page("gbench")
     block = readme.split("<!-- gbench-table:begin -->\n")[1].split("<!-- gbench-table:end -->")[0]
     assert block == readme_table(drop_in, memory_manager)

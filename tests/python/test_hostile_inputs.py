@@ -26,6 +26,7 @@ from allocbench.base import fileio
 from allocbench.base.errors import UserError
 from allocbench.gate import compare
 from conftest import ROOT
+from docs_pages import page
 
 DATA = Path(__file__).parent / "data"
 BASE = DATA / "compare" / "base.json"
@@ -559,7 +560,7 @@ def test_read_json_refuses_a_fifo_without_blocking(tmp_path):
 
 def test_the_readme_counts_these_cases():
     """The README's Reliability section quotes the number of cases, by kind."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = page("reliability")
     store_cases = 2 * len(STORE_CASES) - 1 + 1   # merge, sweep-table (one case n/a), bisect
     assert f"); {store_cases}\n  damaged store records" in readme
     # The total and each kind's count: test_readme_claims.py, from the cases pytest collects.

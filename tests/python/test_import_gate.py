@@ -12,6 +12,7 @@ import pytest
 
 from allocbench.gate import compare, compare_format, compare_json, config
 from allocbench.gate.config import Config
+from docs_pages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data" / "import"
@@ -365,7 +366,7 @@ def test_the_readme_example_is_this_output():
     files = ("bdn-base-report-full.json", "bdn-cand-report-full.json")
     done = cli(*files, cwd=DATA)
     assert done.returncode == 1, done.stderr
-    readme = (ROOT / "README.md").read_text()
+    readme = page("imports")
     block = readme.split("<!-- import-example:begin -->\n")[1].split(
         "<!-- import-example:end -->")[0]
     assert block == f"```\n$ allocbench compare {' '.join(files)}\n{done.stdout}```\n"

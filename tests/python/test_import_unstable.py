@@ -18,6 +18,7 @@ import pytest
 from allocbench import cli
 from allocbench.gate import compare, compare_format, compare_json, config, tolerance
 from allocbench.gate.config import Config
+from docs_pages import page
 
 DATA = Path(__file__).parent / "data" / "import"
 AVGT = "datadog.trace.core.SpanCreationBenchmark.startSpan (avgt)"   # jmh-*.json [0]
@@ -241,8 +242,8 @@ def test_json_round_trip_keeps_the_bound_and_the_rule(tmp_path):
 
 # --- the README --------------------------------------------------------------------------------
 
-SECTION = (Path(__file__).resolve().parents[2] / "README.md").read_text().split(
-    "### Results of Google Benchmark, JMH and BenchmarkDotNet\n")[1].split("\n## ")[0]
+SECTION = page("imports").split(
+    "# Results of Google Benchmark, JMH and BenchmarkDotNet\n")[1].split("\n## ")[0]
 PROSE = " ".join(SECTION.split("<!-- import-unstable-example:begin -->")[0].split())
 
 

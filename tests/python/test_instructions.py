@@ -318,8 +318,8 @@ def test_calibrate_says_which_instances_repeat_their_instructions(runner, truth,
 
 
 def test_the_readmes_ground_truth_sentence_is_this_tests_arithmetic():
-    from conftest import ROOT
-    text = " ".join((ROOT / "README.md").read_text().split())
+    from docs_pages import folded
+    text = folded("instructions")
     assert (f"990 more iterations per op are exactly +{LOOP * (1000 - 10):,} Ir/op, and "
             f"{LOOP * 5000:,} paused instructions per op, {LOOP * 1000000:,} in setup, a helper "
             f"thread's {LOOP * 10000:,} per op and a second scenario thread add exactly 0") in text

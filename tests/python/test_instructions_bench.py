@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from docs_pages import page
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "instructions_gate.py"
 DATA = ROOT / "bench" / "data" / "instructions-gate.json"
@@ -51,9 +53,10 @@ def test_readme_table_is_the_scripts_rendering_of_the_data_file():
     done = subprocess.run([sys.executable, str(SCRIPT), "--from", str(DATA)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    found = BLOCK.search((ROOT / "README.md").read_text())
-    assert found, ("README.md has no <!-- instructions-gate:begin --> ... end block; put the "
-                   f"output of `bench/instructions_gate.py --from {DATA.relative_to(ROOT)}` "
+    found = BLOCK.search(page("instructions"))
+    assert found, ("docs/instructions.md has no <!-- instructions-gate:begin --> ... end block; "
+                   "put the output of "
+                   f"`bench/instructions_gate.py --from {DATA.relative_to(ROOT)}` "
                    "between the two markers")
     assert found[1].strip() == done.stdout.strip()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from docs_pages import folded, page
 
 sys.path.insert(0, str(ROOT / "bench"))
 from mutants import coverage_map  # noqa: E402
@@ -321,7 +322,7 @@ def test_the_readme_table_is_the_tools_table_of_the_committed_runs():
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "mutate.py"), "--table",
                            *map(str, files)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    readme = (ROOT / "README.md").read_text()
+    readme = page("tests")
     block = readme.split("<!-- mutate-table:begin -->\n")[1].split("<!-- mutate-table:end -->")[0]
     assert block == done.stdout
 
@@ -339,7 +340,7 @@ def test_the_readme_quotes_the_first_run_of_this_round_from_its_kept_results():
         return {r["id"]: r for r in found}
     first = records(ROOT / "bench" / "data" / "mutate" / "first-run")
     now = records(ROOT / "bench" / "data" / "mutate")
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = folded("tests")
     killed = ("killed", "timed-out")
     for language, picked in (("Python", lambda r: r["file"].endswith(".py")),
                              ("C++", lambda r: not r["file"].endswith(".py"))):
@@ -362,7 +363,7 @@ def test_the_readme_quotes_the_first_run_of_this_round_from_its_kept_results():
 
 
 def test_the_readme_quotes_what_the_first_run_cost_from_its_kept_results():
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = folded("tests")
     folder = ROOT / "bench" / "data" / "mutate" / "first-run"
     for name, what in (("counting-runner-cpp", "the C++ mutants took"),
                        ("runner-sites-sweep", "the Python mutants of the runner, the sites and "

@@ -13,10 +13,11 @@ import pytest
 
 from allocbench.base import proc
 from conftest import ROOT
+from docs_pages import folded
 
 
 def test_the_readmes_grace_period_is_the_one_used():
-    text = " ".join((ROOT / "README.md").read_text().split())   # line breaks folded
+    text = folded("reliability")   # line breaks folded
     found = re.search(r"and `SIGKILL` (\d+) s later if it has not ended", text)
     assert found and float(found[1]) == proc.GRACE_SECONDS
 

@@ -22,7 +22,8 @@ from allocbench import cli
 from allocbench.base import packages
 from allocbench.harness import runners
 from allocbench.sites import changes, per_op, profile
-from conftest import ROOT, count_only
+from conftest import count_only
+from docs_pages import page
 
 WEB = "span_creation/web_server_span/dense:{}"
 NAMES = "naming_schema/protocol_names/schema:0/precomputed:{}"
@@ -66,8 +67,8 @@ def test_the_dense_tag_store_moves_the_maps_nodes_and_buckets(profiler, build_di
     assert buckets.allocs == -1
     assert nodes.text().startswith(f"−{7 * MAP_NODE} B/op, −7 allocs/op: site gone "
                                    "tracer::TagStore::SetInMap (tag_store.cc:")
-    # The README's example is this diff: its lines (up to a "…") in this order.
-    readme = (ROOT / "README.md").read_text()
+    # docs/sites.md's example is this diff: its lines (up to a "…") in this order.
+    readme = page("sites")
     block = readme[readme.index("<!-- sites-example:begin -->"):
                    readme.index("<!-- sites-example:end -->")].split("```")[1].strip()
     shown = block.splitlines()

@@ -19,9 +19,12 @@ import pytest
 
 from allocbench.harness.run_report import format_value
 from conftest import count_only
+from docs_pages import folded, path
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+# The pages that hold the generated blocks: "What you get" on the front door, the built-in and
+# fan-out tables on docs/scenarios.md.
+PAGES = ("README", "scenarios")
 COMMITTED = ROOT / "bench" / "data" / "builtin-results.json"
 SCRIPT = ROOT / "bench" / "readme_builtin.py"
 EXACT = ("bytes_per_op", "allocs_per_op", "frees_per_op", "first_op_bytes")
@@ -49,30 +52,52 @@ def committed() -> dict[str, dict]:
     return _by_name(COMMITTED)
 
 
-def _check(readme: Path) -> subprocess.CompletedProcess:
+def _check(*pages: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), "--results", str(COMMITTED), "--check",
-                           str(readme)], capture_output=True, text=True, timeout=60)
+                           *map(str, pages)], capture_output=True, text=True, timeout=60)
 
 
 def test_the_readme_blocks_are_the_rendering_of_the_committed_results():
-    done = _check(README)
+    done = _check(*(path(name) for name in PAGES))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_check_shows_a_changed_number_and_write_puts_it_back(tmp_path):
-    readme = tmp_path / "README.md"
-    shutil.copy(README, readme)
-    text = readme.read_text()
+    readme, scenarios = tmp_path / "README.md", tmp_path / "scenarios.md"
+    shutil.copy(path("README"), readme)
+    shutil.copy(path("scenarios"), scenarios)
+    front, text = readme.read_text(), scenarios.read_text()
     row = re.search(r"^\| `trace_fanout/propagation_tags_copy` \| (\d+) \|", text, re.M)
-    readme.write_text(text[:row.start(1)] + str(int(row.group(1)) + 1) + text[row.end(1):])
-    done = _check(readme)
+    scenarios.write_text(text[:row.start(1)] + str(int(row.group(1)) + 1) + text[row.end(1):])
+    done = _check(readme, scenarios)
     assert done.returncode == 1
     assert f"-| `trace_fanout/propagation_tags_copy` | {int(row.group(1)) + 1} |" in done.stdout
     assert subprocess.run([sys.executable, str(SCRIPT), "--results", str(COMMITTED), "--write",
-                           str(readme)], timeout=60).returncode == 0
-    assert readme.read_text() == text
-    readme.write_text(text.replace("<!-- fanout-table:end -->", ""))
-    assert _check(readme).returncode == 2
+                           str(readme), str(scenarios)], timeout=60).returncode == 0
+    assert (readme.read_text(), scenarios.read_text()) == (front, text)
+    scenarios.write_text(text.replace("<!-- fanout-table:end -->", ""))
+    assert _check(readme, scenarios).returncode == 2
+
+
+def test_each_block_must_be_on_exactly_one_of_the_pages(tmp_path):
+    """A page left out, or a block on two pages: bad input naming the block, nothing written."""
+    readme, scenarios = tmp_path / "README.md", tmp_path / "scenarios.md"
+    shutil.copy(path("README"), readme)
+    shutil.copy(path("scenarios"), scenarios)
+    done = _check(readme)
+    assert done.returncode == 2
+    assert "'<!-- builtin-table:begin -->'" in done.stderr and "found on none of them" in \
+        done.stderr
+    block = re.search(r"<!-- fanout-table:begin -->\n.*?<!-- fanout-table:end -->\n",
+                      scenarios.read_text(), re.S).group()
+    readme.write_text(readme.read_text() + "\n" + block)
+    front = readme.read_text()
+    done = subprocess.run([sys.executable, str(SCRIPT), "--results", str(COMMITTED), "--write",
+                           str(readme), str(scenarios)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert f"found on {readme}, {scenarios}" in done.stderr
+    assert readme.read_text() == front
 
 
 def test_the_committed_counts_are_those_of_a_fresh_count_pass(committed, fresh):
@@ -162,15 +187,16 @@ PROSE = {
 }
 
 
-def _readme_text() -> str:
-    return re.sub(r"\s+", " ", README.read_text())
+# The page of each phrase: what the built-in scenarios show is on docs/scenarios.md, the cold
+# op that isolation keeps cold on docs/reliability.md.
+PAGE = dict.fromkeys(PROSE, "scenarios") | {"cold op alone": "reliability"}
 
 
 @pytest.mark.parametrize("key", PROSE)
 def test_the_prose_states_the_fresh_count(fresh, key):
     phrase, numbers = PROSE[key]
     expected = phrase.format(*numbers(fresh))
-    assert expected in _readme_text()
+    assert expected in folded(PAGE[key])
 
 
 def test_the_handles_save_the_long_tag_strings_less_the_interners_blocks(fresh):
@@ -185,7 +211,7 @@ def test_the_cold_op_after_builder_reuse_0_in_the_same_process(runner, plugin, t
                              "--filter", "span_creation/fresh_thread_span")
     phrase = f"instead of {_b(one_process[FRESH_THREAD + '1']['first_op_bytes'])} B after " \
              "`builder_reuse:0` had paid it in the same process"
-    assert phrase in _readme_text()
+    assert phrase in folded("reliability")
 
 
 def test_the_contention_numbers_are_the_committed_measurement(committed):
@@ -201,5 +227,5 @@ def test_the_contention_numbers_are_the_committed_measurement(committed):
 
     phrase = (f"4 shards trail 16 at 2 threads ({shown(4, 2)} vs {shown(16, 2)} ops/s) by no more "
               f"than at 1 thread ({shown(4, 1)} vs {shown(16, 1)} ops/s)")
-    assert phrase in _readme_text()
+    assert phrase in folded("scenarios")
     assert ops(4, 2) / ops(16, 2) >= ops(4, 1) / ops(16, 1)

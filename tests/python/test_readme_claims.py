@@ -1,7 +1,8 @@
 """The README's numbers in prose, each derived from what it counts or from a command's output
 (issue 11): collected test cases, the runner's defaults and measurements, the hooks' sources,
 the synthetic histories' known values run through sweep_table and bisection, compare's message.
-Every claim is matched in the README with its line breaks folded into single spaces."""
+Every claim is matched on the page of the guide that holds it (docs/<page>.md, docs_pages.py)
+with its line breaks folded into single spaces."""
 
 from __future__ import annotations
 
@@ -27,16 +28,10 @@ from allocbench.base import exit_codes
 from allocbench.history import bisection, sweep, sweep_table
 from allocbench.gate import config
 from conftest import ROOT, count_only, run_runner
+from docs_pages import page
 from test_faults import FAULTS
 
-README = (ROOT / "README.md").read_text()
-TEXT = " ".join(README.split())
 WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
-
-
-def section(title: str) -> str:
-    """The README's `## title` section, as written."""
-    return README.split(f"\n## {title}")[1].split("\n## ")[0]
 
 
 def folded(text: str) -> str:
@@ -84,7 +79,7 @@ RELIABILITY = [  # (the README's words, the test functions whose cases they coun
 
 @pytest.mark.parametrize("claim, functions", RELIABILITY, ids=[c for c, _ in RELIABILITY])
 def test_reliability_counts_the_collected_cases(collected, claim, functions):
-    assert claim.format(sum(len(collected[f]) for f in functions)) in TEXT
+    assert claim.format(sum(len(collected[f]) for f in functions)) in folded(page("reliability"))
 
 
 # The damaged candidates by kind (the part before ": " in each case's id).
@@ -115,7 +110,7 @@ def test_the_damaged_candidates_are_counted_by_kind(collected):
     ids = collected["test_compare_refuses_a_damaged_candidate"]
     kinds = Counter(i.split(": ")[0] for i in ids)
     assert sorted(k for _, ks in KINDS for k in ks) == sorted(kinds), "a kind the README omits"
-    listed = folded(section("Reliability").split("**Damaged or hostile input")[1]
+    listed = folded(page("reliability").split("**Damaged or hostile input")[1]
                     .split("damaged store records")[0])
     # Each count ends where the number does: "binary 3" must not pass for "binary 30".
     claims = [claim.format(sum(kinds[k] for k in ks)) for claim, ks in KINDS]
@@ -133,8 +128,9 @@ def test_the_damaged_candidates_are_counted_by_kind(collected):
 def test_the_fault_kinds_are_the_faults_test_checks():
     misuses = [n for n in FAULTS if n.startswith("misuse/") and "utf8" not in n
                and "control" not in n]
-    assert f"Faulting scenarios, {len(FAULTS)} kinds" in TEXT
-    assert f"a clean count pass, {WORDS[len(misuses)]} misuses of the scenario API" in TEXT
+    text = folded(page("reliability"))
+    assert f"Faulting scenarios, {len(FAULTS)} kinds" in text
+    assert f"a clean count pass, {WORDS[len(misuses)]} misuses of the scenario API" in text
 
 
 # --- what allocbench-run measures and defaults to ---------------------------------------------
@@ -143,16 +139,18 @@ def test_the_faults_prose_is_what_allocbench_run_measures(runner, build_dir, tmp
     alloc = count_only(runner, build_dir / "tests" / "plugins" / "faults.so", tmp_path / "r.json",
                        "--filter", "^(good/before|fault/leak)$")
     good, leak = alloc["good/before"], alloc["fault/leak"]
+    text = folded(page("scenarios"))
     assert (f"both good instances measure exactly {good['bytes_per_op']:g} B/op in "
             f"{good['allocs_per_op']:g} allocations, with {good['background_allocs_per_op']:g} "
-            "background allocations") in TEXT
-    assert f"is measured ({leak['bytes_per_op']:g} B/op, {leak['frees_per_op']:g} frees)" in TEXT
+            "background allocations") in text
+    assert f"is measured ({leak['bytes_per_op']:g} B/op, {leak['frees_per_op']:g} frees)" in text
 
 
 def test_the_tests_sections_ground_truth_is_measured(runner, ground_truth, tmp_path):
+    text = folded(page("tests"))
     found = re.search(r"a scenario doing (\d+) × `new` of (\d+) B, `malloc\((\d+)\)` and a "
                       r"(\d+)-character `strdup` reports exactly (\d+) B/op, (\d+) allocs/op, "
-                      r"(\d+) frees/op, with setup and paused regions excluded", TEXT)
+                      r"(\d+) frees/op, with setup and paused regions excluded", text)
     news, size, malloc, chars, b, a, f = map(int, found.groups())
     assert (news * size + malloc + chars + 1, news + 2, news + 2) == (b, a, f)
     alloc = count_only(runner, ground_truth, tmp_path / "r.json", "--filter",
@@ -161,16 +159,18 @@ def test_the_tests_sections_ground_truth_is_measured(runner, ground_truth, tmp_p
         assert (alloc[name]["bytes_per_op"], alloc[name]["allocs_per_op"],
                 alloc[name]["frees_per_op"]) == (b, a, f)
     (threaded,) = [n for n in alloc if n.startswith("ground_truth/threaded/threads:")]
-    assert f"{threaded.rsplit(':', 1)[1]} threads give exact totals" in TEXT
+    assert f"{threaded.rsplit(':', 1)[1]} threads give exact totals" in text
 
 
-DEFAULTS = [  # (flag, where the results' context records it, the README's words)
-    ("--count-warmup", ("count", "warmup_ops"),
+DEFAULTS = [  # (flag, where the results' context records it, the page, the page's words)
+    ("--count-warmup", ("count", "warmup_ops"), "measurement",
      "(`--count-warmup`, default {} ops including the cold one)"),
-    ("--count-ops", ("count", "window_ops"), "two windows of `--count-ops` (default {}) ops"),
-    ("--repetitions", ("time", "repetitions"), "`--repetitions` times (default {})"),
-    ("--min-time", ("time", "min_time_s"), "for at least `--min-time` seconds each (default {})"),
-    ("--instance-timeout", ("isolation", "instance_timeout_s"),
+    ("--count-ops", ("count", "window_ops"), "measurement",
+     "two windows of `--count-ops` (default {}) ops"),
+    ("--repetitions", ("time", "repetitions"), "measurement", "`--repetitions` times (default {})"),
+    ("--min-time", ("time", "min_time_s"), "measurement",
+     "for at least `--min-time` seconds each (default {})"),
+    ("--instance-timeout", ("isolation", "instance_timeout_s"), "scenarios",
      "runs longer than `--instance-timeout` (default {} s)"),
 ]
 
@@ -181,9 +181,9 @@ def test_the_documented_defaults_are_allocbench_runs(runner, ground_truth, tmp_p
     assert done.returncode == 0, done.stderr
     context = json.loads((tmp_path / "r.json").read_text())["context"]
     usage = run_runner(runner, "--help").stdout
-    for flag, (part, key), claim in DEFAULTS:
+    for flag, (part, key), name, claim in DEFAULTS:
         value = f"{context[part][key]:g}"
-        assert claim.format(value) in TEXT, flag
+        assert claim.format(value) in folded(page(name)), flag
         said = re.search(rf"\n  {flag} .*?\[([^\]]*)\]", usage, re.S).group(1)
         assert said == value, (flag, said)
 
@@ -197,7 +197,7 @@ def default(command: str, dest: str):
 
 
 def test_the_gates_defaults_are_compares():
-    gating, time = folded(section("Gating a pull request")), config.TimeSettings()
+    gating, time = folded(page("gating")), config.TimeSettings()
     assert config.Limit().allowed(1000.0) == 0
     assert "an increase beyond the budget (default: no increase)" in gating
     assert (f"the whole {time.confidence:.0%} interval of the relative difference of means lies "
@@ -205,8 +205,9 @@ def test_the_gates_defaults_are_compares():
     assert f"fewer than {time.min_samples} samples a side, cv above {time.max_cv:.2f}" in gating
     assert default("compare", "fail_on") == default("ab", "fail_on")
     assert f"sets exit code 1 (default `{default('ab', 'fail_on')}`)" in gating
-    assert f"exceeds `--timeout` (default {default('sweep', 'timeout'):g} s)" in TEXT
-    comment = re.search(r"echo \$\?\s+# (.*)", README).group(1)
+    assert f"exceeds `--timeout` (default {default('sweep', 'timeout'):g} s)" in \
+        folded(page("sweeps"))
+    comment = re.search(r"echo \$\?\s+# (.*)", page("gating")).group(1)
     assert [int(c.split()[0]) for c in comment.split(", ")] == \
         [c.code for c in exit_codes.CODES if "ab" in c.returned_by
          and c.code != exit_codes.INTERRUPTED]
@@ -214,7 +215,8 @@ def test_the_gates_defaults_are_compares():
 
 def test_the_budget_examples_comments_say_what_it_loads(tmp_path):
     """A limit prints as the README's comment should say it: "64" absolute, "10%" relative."""
-    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", README, re.S) if "[[budget]]" in b]
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", page("gating"), re.S)
+                if "[[budget]]" in b]
     (tmp_path / "allocbench.toml").write_text(block)
     loaded = config.load(tmp_path / "allocbench.toml")
     (budget,) = loaded.budgets
@@ -226,7 +228,7 @@ def test_the_budget_examples_comments_say_what_it_loads(tmp_path):
 def test_the_exit_codes_example_is_compares_message(tmp_path):
     """The example is made as it says (that instance's value, in a copy of the compare
     fixture's candidate) and must be, word for word, what `allocbench compare` prints."""
-    example = re.search(r"e\.g\. `([^`]*)`\. Thresholds", TEXT).group(1)
+    example = re.search(r"e\.g\. `([^`]*)`\. Thresholds", folded(page("exit-codes"))).group(1)
     file, index, name, part, key, value = re.match(
         r"(\S+): results\[(\d+)\](?: \('([^']*)'\))?\.(\w+)\.(\w+) is (\w+)", example).groups()
     doc = copy.deepcopy(hostile.CAND)
@@ -244,12 +246,13 @@ def test_the_counting_layer_replaces_what_the_readme_lists():
     hooks = ROOT / "allocators"
     forms = re.findall(r"^void\*? operator (?:new|delete)(?:\[\])?\(",
                        (hooks / "hooks_new.cc").read_text(), re.M)
-    assert f"replaces all {len(forms)} forms of `operator new`/`delete`" in TEXT
+    text = folded(page("counting-layer"))
+    assert f"replaces all {len(forms)} forms of `operator new`/`delete`" in text
     exported = re.findall(r"^\s*(\w+);$", (hooks / "hooks.dynlist").read_text(), re.M)
     defined = (hooks / "hooks_malloc.cc").read_text()
     assert [n for n in exported if re.search(rf"^\w[\w* ]* {n}\(", defined, re.M)] == exported
     listed = ", ".join(f"`{n}`" for n in exported[:-1]) + f" and `{exported[-1]}`"
-    assert f"interposes {listed}, so C libraries" in TEXT
+    assert f"interposes {listed}, so C libraries" in text
 
 
 # --- sweeps and bisect on the generated histories ---------------------------------------------
@@ -281,7 +284,7 @@ def test_the_example_sweep_table_is_the_synthetic_historys(tracer):
         columns.append(sweep_table.Column(commit.sha, sweep.label(tracer.repo, commit.sha),
                                           record))
     head, rows = markdown_table(sweep_table.markdown(columns, ["bytes_per_op"]))
-    shown_head, shown = markdown_table(section("Sweeps and bisect: how did we get here?"))
+    shown_head, shown = markdown_table(page("sweeps"))
     assert shown.keys() == rows.keys()
     last, elided, at = -1, False, []
     for label in shown_head:
@@ -297,7 +300,8 @@ def test_the_example_sweep_table_is_the_synthetic_historys(tracer):
         assert [c for c in cells if c != "…"] == [rows[name][i - 1] for i in at[1:]], name
         assert [i for i, c in enumerate(cells, 1) if c == "…"] == \
             [i for i, label in enumerate(shown_head) if label == "…"], name
-    assert f"`tests/python/synthetic_history.py`: {WORDS[len(tracer.commits)]} commits" in TEXT
+    assert f"`tests/python/synthetic_history.py`: {WORDS[len(tracer.commits)]} commits" in \
+        folded(page("tests"))
 
 
 def survey(values: list) -> tuple[bisection.Survey, list[int]]:
@@ -327,7 +331,7 @@ def test_the_bisect_example_probes_as_the_search_does(tracer):
     assert (f"`{synth.SET_TAG}` from v1.0 to v2.0 (N = {n}, B/op steps at {steps} commits): "
             f"`--all` names all {WORDS[steps]} in {len(probes)} probes (the bound is "
             f"{steps * math.ceil(math.log2(n))}), the plain bisect the first in {len(first)}; "
-            "the broken commit between two equal values is not probed") in TEXT
+            "the broken commit between two equal values is not probed") in folded(page("sweeps"))
 
 
 def test_the_build_reuse_bisect_probes_as_the_search_does(tmp_path, monkeypatch):
@@ -347,10 +351,10 @@ def test_the_build_reuse_bisect_probes_as_the_search_does(tmp_path, monkeypatch)
     assert (f"`bisect --all` over the same {n} commits names {'both' if steps == 2 else steps} "
             f"B/op steps of {args.instance.split('/')[-1]} (commits {at}) with {len(probes)} "
             f"probes between the ends (the bound is {steps}·⌈log2 {n}⌉ = "
-            f"{steps * math.ceil(math.log2(n))})") in TEXT
+            f"{steps * math.ceil(math.log2(n))})") in folded(page("sweeps"))
 
 
 def test_the_determinism_test_runs_as_often_as_the_readme_says():
     runs = re.search(r"for i in range\((\d+)\)",
                      inspect.getsource(test_determinism.test_five_runs_are_identical)).group(1)
-    assert f"{WORDS[int(runs)]} runs are identical" in TEXT
+    assert f"{WORDS[int(runs)]} runs are identical" in folded(page("tests"))

@@ -16,17 +16,16 @@ import pytest
 
 import realistic_subject as real
 from conftest import ROOT, count_only
+from docs_pages import page
 
-README = (ROOT / "README.md").read_text()
+def blocks(name: str, language: str) -> list[str]:
+    """The code blocks of a language on page `name` (docs_pages.py)."""
+    return re.findall(rf"```{language}\n(.*?)```", page(name), re.S)
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
-
-
-def marked(name: str) -> str:
-    """The code block between <!-- name:begin --> and <!-- name:end -->."""
-    section = README.split(f"<!-- {name}:begin -->\n")[1].split(f"<!-- {name}:end -->")[0]
+def marked(name: str, block: str) -> str:
+    """The code block between <!-- block:begin --> and <!-- block:end --> on page `name`."""
+    section = page(name).split(f"<!-- {block}:begin -->\n")[1].split(f"<!-- {block}:end -->")[0]
     return re.fullmatch(r"```\w*\n(.*?)```\n", section, re.S).group(1)
 
 
@@ -42,7 +41,7 @@ def entry(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_the_budget_example_gates_real_results(runner, build_dir, tmp_path):
-    (budgets,) = [b for b in blocks("toml") if "[[budget]]" in b]
+    (budgets,) = [b for b in blocks("gating", "toml") if "[[budget]]" in b]
     (tmp_path / "allocbench.toml").write_text(budgets)
     builtin = build_dir / "lib" / "allocbench" / "allocbench_builtin.so"
     fanout = "^trace_fanout/web_trace/children:1/share:0$"  # what the example's glob matches
@@ -66,11 +65,12 @@ def test_the_budget_example_gates_real_results(runner, build_dir, tmp_path):
 
 
 def test_the_plugin_example_is_the_out_of_tree_project(prefix, tmp_path):
-    (cmake,) = [b for b in blocks("cmake") if "allocbench_add_plugin(my_scenarios" in b]
+    (cmake,) = [b for b in blocks("scenarios", "cmake")
+                if "allocbench_add_plugin(my_scenarios" in b]
     project = (ROOT / "tests" / "outoftree" / "CMakeLists.txt").read_text().splitlines()
     for line in cmake.splitlines():
         assert line.split("#")[0].rstrip() in project, line
-    (run_line,) = [c for c in commands("\n".join(blocks("sh")))
+    (run_line,) = [c for c in commands("\n".join(blocks("scenarios", "sh")))
                    if c[0].endswith("/bin/allocbench-run")]
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", str(ROOT / "tests" / "outoftree"), "-B", str(build),
@@ -93,14 +93,14 @@ def libtrace(tmp_path_factory) -> real.Subject:
 
 
 def test_libtraces_build_table_is_the_readmes(libtrace):
-    assert marked("libtrace-toml") == real.BENCH_TOML
+    assert marked("sweeps", "libtrace-toml") == real.BENCH_TOML
     assert (libtrace.repo / "allocbench.toml").read_text() == real.BENCH_TOML
 
 
 def test_the_sweep_and_bisect_commands_run_as_printed(libtrace, runner, build_dir):
     if build_dir != ROOT / "build" / "release":
         pytest.skip("as printed, the commands use this checkout's build/release harness")
-    sweep, bisect = commands(marked("sweep-commands"))
+    sweep, bisect = commands(marked("sweeps", "sweep-commands"))
     cwd = libtrace.repo.parent / "allocbench"  # beside ../libtrace, as the README has it
     cwd.mkdir()
 

@@ -439,9 +439,9 @@ def test_reading_a_missing_store_is_a_user_error(tmp_path):
 
 
 def test_the_readme_says_what_the_report_does():
-    from conftest import ROOT
+    from docs_pages import page
     from allocbench.reports import stats
-    readme = (ROOT / "README.md").read_text()
+    readme = page("reports")
     for name, meaning in stats.TESTS:
         assert f"| {name} | {meaning} |" in readme
     assert f"its p-value from {stats.NULL_DRAWS:,} uniform samples" in readme

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from allocbench import cli
-from conftest import ROOT
+from docs_pages import folded, page
 from test_ab import CMAKELISTS, commit, git
 from test_site_budget import NOT_JUDGED, section
 
@@ -45,8 +45,8 @@ BUFFER_LINE = next(i for i, text in enumerate(SPANS.splitlines(), 1) if "MakeBuf
 
 
 def readme_budget() -> str:
-    """The README's [[sites]] example, as printed."""
-    readme = (ROOT / "README.md").read_text()
+    """The [[sites]] example of docs/sites.md, as printed."""
+    readme = page("sites")
     (block,) = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[[sites]]" in b]
     return block
 
@@ -86,7 +86,7 @@ def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefi
     line = (f"- 🟥 beyond its budget (bytes_per_op +0): +96 B/op, +1 allocs/op: new site "
             f"MakeBuffer (spans.cc:{BUFFER_LINE}) 1 × 96 B")
     assert line in comment.splitlines()
-    assert line in (ROOT / "README.md").read_text()   # the README shows this comment's line
+    assert line in page("sites")   # docs/sites.md shows this comment's line
     # Only the budgeted instance was profiled, and its old site is shown gone.
     run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{shas['moved'][:12]}"
     for side in ("base", "cand"):   # named by names.slug: the hash is sha256's
@@ -104,7 +104,7 @@ def test_a_moved_allocation_fails_the_site_budget_with_its_new_site(moved, prefi
         "1 site budget not judged in full.**")
     assert section(comment, NOT_JUDGED) == [
         "", "scenario:`span_creation/start_span`", "", "- ⚠️ not profiled (--no-sites)", ""]
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = folded("sites")
     assert 'counts them ("1 site budget not judged in full")' in readme
     assert '"not profiled (--no-sites)"' in readme
 
@@ -213,8 +213,8 @@ def test_a_side_that_does_not_sum_is_judged_on_its_steady_sites_and_none_never_p
         f"sum to its count pass on a side, and each of them ({flush}) allocated differently "
         "over two stretches of ops; make the instance deterministic, or leave it out of the "
         "\\[\\[sites\\]\\] match", ""]
-    # The README shows this section.
-    readme = (ROOT / "README.md").read_text()
+    # docs/sites.md shows this section.
+    readme = page("sites")
     block = readme[readme.index("<!-- sites-not-judged:begin -->"):
                    readme.index("<!-- sites-not-judged:end -->")].split("```")[1]
     assert block.strip("\n").splitlines() == [f"### {NOT_JUDGED}"] + \

@@ -13,8 +13,8 @@ import pytest
 from allocbench import cli
 from allocbench.base.names import slug
 from allocbench.harness import runners
-from conftest import ROOT
 from allocbench.reports import pages
+from docs_pages import folded
 
 
 def sha(text: str) -> str:
@@ -58,7 +58,7 @@ def test_the_report_names_its_pages_with_the_same_slug():
 
 
 def test_the_readme_names_files_as_slug_does():
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = folded("sites")
     assert slug("span_creation/start_span") == "span_creation_start_span-0f59846e23"
     assert "`span_creation/start_span` is `span_creation_start_span-0f59846e23`" in readme
     assert slug("main~1") == "main_1-3c9e739b6b"

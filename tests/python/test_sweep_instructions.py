@@ -25,6 +25,7 @@ import pytest
 from allocbench import cli
 from allocbench.history import sweep_plot, sweep_table
 from allocbench.history.store import Store, passes
+from docs_pages import folded
 
 pytestmark = pytest.mark.skipif(platform.machine() != "x86_64",
                                 reason="the scenario's work is x86-64 inline assembly")
@@ -431,7 +432,7 @@ if __name__ == "__main__":
 
 
 def test_the_readmes_bisect_sentence_is_this_histories_arithmetic():
-    text = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    text = folded("sweeps")
     added = SPINS_AFTER - SPINS_BEFORE
     assert (f"a history whose one commit adds {added} turns of a 3-instruction loop "
             f"(+{3 * added} Ir/op) while B/op stays the same") in text

@@ -118,6 +118,6 @@ def test_names_outside_the_rule_are_refused_by_every_command(repo, name, capsys)
 
 
 def test_the_readme_states_the_rule():
-    from conftest import ROOT
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    from docs_pages import folded
+    readme = folded("sweeps")
     assert f"selected by `--tags`: {worktrees.NAME_RULE}. A tag outside it" in readme

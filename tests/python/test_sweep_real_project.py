@@ -125,7 +125,7 @@ def test_records_name_the_bench_project_in_their_recipe(subject, swept):
 
 
 def test_the_readme_shows_this_bench_project():
-    from conftest import ROOT
-    readme = (ROOT / "README.md").read_text()
+    from docs_pages import page
+    readme = page("sweeps")
     block = readme.split("<!-- bench-project:begin -->\n```cmake\n")[1].split("```\n")[0]
     assert block == real.BENCH_CMAKE

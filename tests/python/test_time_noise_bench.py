@@ -18,6 +18,7 @@ import pytest
 from allocbench.base import results
 from allocbench.gate import compare
 from allocbench.gate.config import TimeSettings
+from docs_pages import page
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "time_noise.py"
@@ -39,11 +40,12 @@ def test_readme_table_is_the_scripts_rendering_of_the_data_file():
     if not DATA.is_file():
         pytest.skip(f"{DATA.relative_to(ROOT)} does not exist yet: run bench/time_noise.py "
                     f"--rounds 20 --out {DATA.relative_to(ROOT)}")
-    found = BLOCK.search((ROOT / "README.md").read_text())
+    found = BLOCK.search(page("instructions"))
     if not found or not found[1].strip():
-        pytest.skip("README.md has no filled <!-- time-noise:begin --> … <!-- time-noise:end --> "
-                    "block yet: put the output of `bench/time_noise.py --from "
-                    f"{DATA.relative_to(ROOT)}` between the two markers")
+        pytest.skip("docs/instructions.md has no filled <!-- time-noise:begin --> … "
+                    "<!-- time-noise:end --> block yet: put the output of "
+                    f"`bench/time_noise.py --from {DATA.relative_to(ROOT)}` between the two "
+                    "markers")
     done = run_script("--from", str(DATA), timeout=60)
     assert found[1] == done.stdout
     doc = json.loads(DATA.read_text())

@@ -2,8 +2,8 @@
 
 CI acts on the number alone, so the number has one meaning everywhere. CODES says, per code,
 what it means, which commands (and allocbench-run) can end with it and what is then written.
-The CLI returns these constants; the README's "Exit codes" table is `markdown()` (print it
-with `PYTHONPATH=scripts python3 -m allocbench.base.exit_codes`), and tests/python/test_exit_codes.py
+The CLI returns these constants; docs/exit-codes.md's table is `markdown()` (print it with
+`PYTHONPATH=scripts python3 -m allocbench.base.exit_codes`), and tests/python/test_exit_codes.py
 checks that the two are equal and that every (command, code) pair has a test.
 """
 
@@ -91,7 +91,7 @@ def returned_by_cell(returned_by: tuple[str, ...]) -> str:
 
 
 def markdown() -> str:
-    """The README's table."""
+    """The table of docs/exit-codes.md."""
     lines = ["| code | meaning | returned by | what is written |", "|---|---|---|---|"]
     lines += [f"| {c.code} | {c.meaning} | {returned_by_cell(c.returned_by)} | {c.written} |"
               for c in CODES]

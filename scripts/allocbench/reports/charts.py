@@ -3,7 +3,7 @@ index's sparklines, per-allocator bars), written as SVG text directly.
 
 A site of 50 revisions × 46 instances × 2 allocators has several hundred of these, and adding
 one revision changes all of them; matplotlib takes ~150 ms a chart on the development VM, this
-about 1 ms, so a rebuild after one more revision stays within seconds (README: "Reports"). The
+about 1 ms, so a rebuild after one more revision stays within seconds (docs/reports.md). The
 pictures that are few or rarely change (both sides' samples of a comparison, scaling fits, the
 sweep curve) are matplotlib's (plots.py).
 
