@@ -5,6 +5,7 @@ package, and the recipe that records them."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -29,11 +30,17 @@ def parse(table: dict) -> buildspec.CommandBuild | buildconfig.CMakeSettings:
     ({"cmake_args": ["-DX={nope}"]}, "'build.cmake_args[0]' uses unknown placeholder {nope}"),
     ({"plugin": "{missing}.so"}, "'build.plugin' uses unknown placeholder {missing}"),
     ({"command_": ["x"]}, "unknown key 'build.command_'; with the CMake route (no 'command') "
-                          "the known keys are bench, target, plugin, cmake, cmake_args, env, "
-                          "vars"),
+                          "the known keys are bench, target, plugin, cmake, cmake_args, "
+                          "submodules, jobs, env, vars"),
     ({"command": ["m", "{src}", "{build}"], "plugin": "{build}/p.so", "bench": "b"},
-     "unknown key 'build.bench'; with a build command the known keys are command, plugin, env, "
-     "vars"),
+     "unknown key 'build.bench'; with a build command the known keys are command, plugin, "
+     "submodules, jobs, env, vars"),
+    ({"submodules": "sometimes"}, "'build.submodules' is 'sometimes'; give one of auto, remote, "
+                                  "none, e.g. submodules = \"none\""),
+    ({"jobs": 0}, "'build.jobs' is 0; give a whole number of build jobs above 0, e.g. jobs = 2"),
+    ({"jobs": "2"}, "'build.jobs' is '2'; give a whole number"),
+    ({"jobs": True}, "'build.jobs' is True; give a whole number"),
+    ({"jobs": 1.5}, "'build.jobs' is 1.5; give a whole number"),
     ({"env": {"CC": 12}}, "'build.env' must be a table of strings"),
     ({"env": ["CC=gcc"]}, "'build.env' must be a table of strings"),
     ({"env": {"MY-VAR": "x"}}, "'build.env.MY-VAR' is not a usable name"),
@@ -158,10 +165,12 @@ def test_the_readmes_build_tables_are_valid():
     blocks = re.findall(r"```toml\n(.*?)```", page("sweeps"), re.S)
     builds = [tomllib.loads(re.sub(r"(?m)^  ", "", b))["build"] for b in blocks
               if "[build]" in b]
-    # The first is libtrace's, which test_readme_examples.py sweeps with as printed.
-    assert len(builds) == 3
+    # The first is libtrace's, which test_readme_examples.py sweeps with as printed; the last
+    # is the recipe outside the subject (test_the_guides_recipe_outside_the_subject_…).
+    assert len(builds) == 4
     # Read as the allocbench.toml of the repository's root, beside its bench/.
-    cmake, command = (buildconfig.parse(str(ROOT / "allocbench.toml"), b) for b in builds[1:])
+    cmake, command = (buildconfig.parse(str(ROOT / "allocbench.toml"), b) for b in builds[1:3])
+    assert (cmake.common.submodules, cmake.common.jobs) == ("none", 2)
     assert cmake.bench == (ROOT / "bench") and cmake.target == "libtrace_scenarios"
     assert dict(cmake.common.vars) == {"deps": "/opt/deps"}
     assert command.plugin == "{build}/libscenarios.so"
@@ -184,3 +193,116 @@ def test_a_sweeps_store_is_the_repositorys_own_unless_one_is_given(tmp_path, run
     else:
         assert plan.store.root == repo / ".allocbench" / "results"
         assert (repo / ".allocbench" / ".gitignore").read_text().endswith("\n*\n")
+
+
+@pytest.mark.parametrize("route", [{}, {"command": ["m", "{src}", "{build}"], "plugin": "{build}/p"}])
+def test_submodules_and_jobs_are_part_of_either_routes_table_but_not_of_its_recipe(route):
+    plain, given = parse(route), parse({**route, "submodules": "none", "jobs": 3})
+    assert (given.common.submodules, given.common.jobs) == ("none", 3)
+    assert (plain.common.submodules, plain.common.jobs) == (None, None)
+    if route:   # the same build, so the same recipe and tree (sweep.Plan records 'none' itself)
+        assert given.identity() == plain.identity() and given.tree_key() == plain.tree_key()
+
+
+def test_the_build_runs_with_the_jobs_given_else_allocbench_jobs_else_one_per_cpu(tmp_path,
+                                                                                  monkeypatch):
+    def jobs_seen(table: dict) -> str:
+        spec = parse({"command": ["sh", "-c", 'echo "$1" > "$2/p"', "x", "{jobs}", "{build}",
+                                  "{src}"], "plugin": "{build}/p", **table})
+        return spec.build(tmp_path, tmp_path / "b", SHA).read_text().strip()
+
+    monkeypatch.delenv("ALLOCBENCH_JOBS", raising=False)
+    assert jobs_seen({}) == str(os.cpu_count())
+    monkeypatch.setenv("ALLOCBENCH_JOBS", "5")
+    assert jobs_seen({}) == "5"
+    assert jobs_seen({"jobs": 3}) == "3"
+    monkeypatch.setenv("ALLOCBENCH_JOBS", "two")
+    with pytest.raises(UserError) as refused:
+        jobs_seen({})
+    assert str(refused.value) == ("ALLOCBENCH_JOBS='two': give a whole number of build jobs "
+                                  "above 0, e.g. ALLOCBENCH_JOBS=2, or unset it for one per CPU")
+
+
+def test_the_cmake_route_builds_with_the_jobs_given(tmp_path):
+    fake = tmp_path / "cmake"
+    fake.write_text('#!/bin/sh\n[ "$1" = -S ] && touch "$4/CMakeCache.txt" "$4/p.so"\n'
+                    '[ "$1" = --build ] && echo "$@" > "$2/build-args"\nexit 0\n')
+    fake.chmod(0o755)
+    common = buildspec.Common(jobs=3)
+    spec = buildspec.CMakeBuild("t", "p.so", (), None, str(fake), common)
+    spec.build(tmp_path / "src", tmp_path / "build", SHA)
+    assert (tmp_path / "build" / "build-args").read_text() == \
+        f"--build {tmp_path / 'build'} --target t -j 3\n"
+
+
+@pytest.mark.parametrize("route", ['bench = "bench"\n',
+                                   'command = ["m", "{src}", "{build}"]\nplugin = "{build}/p"\n'])
+def test_the_command_lines_jobs_override_the_tables_for_either_route(tmp_path, route):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "CMakeLists.txt").write_text("project(b)\n")
+    (tmp_path / "allocbench.toml").write_text(f"[build]\n{route}jobs = 2\n")
+    assert sweep_command.build_spec(tmp_path, None).common.jobs == 2
+    assert sweep_command.build_spec(tmp_path, None, jobs=4).common.jobs == 4
+
+
+def test_a_wrong_bench_in_the_table_names_the_file_and_the_key(tmp_path):
+    config = tmp_path / "recipes" / "tracer.toml"
+    config.parent.mkdir()
+    config.write_text('[build]\nbench = "bench"\n')
+    with pytest.raises(UserError) as refused:
+        sweep_command.build_spec(tmp_path, config)
+    assert str(refused.value) == (
+        f"{config}: 'build.bench' names {tmp_path / 'recipes' / 'bench'} (relative to that "
+        "file's folder), which has no CMakeLists.txt; fix build.bench to the folder of the "
+        "CMake project that builds your scenario plugin")
+
+
+@pytest.mark.parametrize("table, given, used", [
+    ("", None, "auto"), ('submodules = "none"\n', None, "none"),
+    ('submodules = "none"\n', "remote", "remote")])
+def test_the_tables_submodules_apply_unless_the_command_line_says_otherwise(tmp_path, runner,
+                                                                            table, given, used):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "allocbench.toml").write_text(f"[build]\n{table}")
+    plan = sweep_command.make_plan(
+        repo=repo, store=tmp_path / "store", machine="m", allocator="system", graft=[],
+        target=None, plugin_path=None, cmake_arg=[], config=None, runner=runner, timeout=60,
+        force=False, retry_failed=False, time=False, run_options=[], submodules=given)
+    assert plan.submodules == used
+    assert ("submodules" in plan.recipe) == (used == "none")
+
+
+def test_the_guides_recipe_outside_the_subject_works_as_printed(tmp_path):
+    """docs/sweeps.md's team-bench example: the toml read from its own folder, both commands
+    parsed by the CLI, and the error it quotes for a wrong bench."""
+    import re
+    import shlex
+    from allocbench import cli
+    from docs_pages import folded, page
+    text = page("sweeps").split("<!-- recipe-outside:begin -->")[1].split(
+        "<!-- recipe-outside:end -->")[0]
+    toml, commands = (re.sub(r"(?m)^  ", "", re.search(rf"```{kind}\n(.*?)```", text, re.S)[1])
+                      for kind in ("toml", "sh"))
+    team = tmp_path / "team-bench"
+    (team / "tracer").mkdir(parents=True)
+    (team / "tracer" / "CMakeLists.txt").write_text("project(bench)\n")
+    (team / "tracer.toml").write_text(toml)
+    repo = tmp_path / "tracer"
+    repo.mkdir()
+    spec = sweep_command.build_spec(repo, team / "tracer.toml")
+    assert (spec.bench, spec.target, spec.plugin_path, spec.common.submodules) == (
+        team / "tracer", "tracer_scenarios", "tracer_scenarios.so", "none")
+    lines = commands.strip().splitlines()
+    assert [shlex.split(line)[:2] for line in lines] == [["./allocbench", "sweep"],
+                                                         ["./allocbench", "bisect"]]
+    for line in lines:
+        args = vars(cli.build_parser().parse_args(shlex.split(line)[1:]))
+        assert (args["repo"], args["config"]) == (Path("../tracer"),
+                                                  Path("../team-bench/tracer.toml"))
+    (team / "tracer" / "CMakeLists.txt").unlink()
+    with pytest.raises(UserError) as refused:
+        sweep_command.build_spec(repo, team / "tracer.toml")
+    quoted = str(refused.value).replace(str(tmp_path), "…").split(", which has")[0]
+    assert f"`{quoted}, which has no CMakeLists.txt`" in folded("sweeps")

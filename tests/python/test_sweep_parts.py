@@ -549,3 +549,13 @@ def test_a_records_place_in_the_store_in_either_layout():
     assert store.Store.place(Path(f"s/m1/jemalloc/{sha}/0123456789abcdef.json")) == (
         "m1", "jemalloc", sha)
     assert store.Store.place(Path(f"s/m1/jemalloc/{sha}.json")) == ("m1", "jemalloc", sha)
+
+
+def test_a_revision_measured_with_a_note_says_so_under_the_table():
+    sha = "a" * 40
+    noted = sweep_table.Column(sha, "v1", record(sha, {"s/a": 64}, label="v1",
+                                                 note="submodule x (0123) left empty: …"))
+    plain = sweep_table.Column("b" * 40, "v2", record("b" * 40, {"s/a": 64}, label="v2"))
+    notes = [line for line in sweep_table.markdown([noted, plain], ["bytes_per_op"]).splitlines()
+             if line.startswith("- ")]
+    assert notes == ["- `v1` (aaaaaaaaaa): measured with submodule x (0123) left empty: …"]

@@ -317,7 +317,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         instance_timeout: str | None = None, force: bool = False,
         retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
         submodules: str | None = None, no_sites: bool = False, instructions: bool = False,
-        estimated_cycles: bool = False) -> int:
+        estimated_cycles: bool = False, jobs: int | None = None) -> int:
     repo = worktrees.toplevel(repo or Path.cwd())
     # a metric of the instructions pass needs it (known before anything is measured: FALLBACK)
     instructions = instructions or sweep_table.passes_for([metric])[0]
@@ -331,7 +331,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
         run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout],
         bench=bench, cmake=cmake, submodules=submodules, instructions=instructions,
-        estimated_cycles=estimated_cycles)
+        estimated_cycles=estimated_cycles, jobs=jobs)
     probes = _Probes(plan, [good_sha, *line], scenario, metric,
                      math.ceil(math.log2(len(line))) + 2)
     good_value = _endpoint(probes.record(0), "good", scenario, metric)

@@ -20,6 +20,7 @@ instance failed in one, 2 bad input, 3 allocbench's own harness could not be bui
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -72,7 +73,10 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
                         help="where each revision's git submodules come from: auto (your "
                              "checkout's when it has them, works offline; else their URL), "
-                             "remote (their URL), none [auto]")
+                             "remote (their URL), none [[build] submodules, else auto]")
+    parser.add_argument("--jobs", type=arguments.positive, metavar="N",
+                        help="build jobs at once, for a machine shared with other work "
+                             "[[build] jobs, else $ALLOCBENCH_JOBS, else one per CPU]")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="allocbench.toml whose [build] says how each revision is built "
                              "[<repo>/allocbench.toml if it has one]")
@@ -132,10 +136,10 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_spec(repo: Path, config_path: Path | None, *, target: str | None = None,
                plugin_path: str | None = None, cmake_arg: list[str] | None = None,
-               bench: Path | None = None, cmake: str | None = None
+               bench: Path | None = None, cmake: str | None = None, jobs: int | None = None
                ) -> buildspec.CMakeBuild | buildspec.CommandBuild:
-    """[build] of the configuration with the command line's CMake options over it; the
-    project's own CMake when neither says otherwise."""
+    """[build] of the configuration with the command line's options over it; the project's
+    own CMake when neither says otherwise."""
     if config_path is None and (repo / config.DEFAULT_NAME).is_file():
         config_path = repo / config.DEFAULT_NAME
     table = config.load(config_path).build if config_path is not None else None
@@ -144,17 +148,26 @@ def build_spec(repo: Path, config_path: Path | None, *, target: str | None = Non
             raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path, "
                             "--cmake-arg, --bench and --cmake do not apply; drop them or the "
                             "[build] command")
-        return table
+        return table if jobs is None else \
+            dataclasses.replace(table, common=dataclasses.replace(table.common, jobs=jobs))
     table = table or buildconfig.CMakeSettings()
-    bench = bench.resolve() if bench is not None else table.bench
-    if bench is not None and not (bench / "CMakeLists.txt").is_file():
-        raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
-                        "CMake project that builds your scenario plugin")
+    common = table.common if jobs is None else dataclasses.replace(table.common, jobs=jobs)
+    if bench is not None:
+        bench = bench.resolve()
+        if not (bench / "CMakeLists.txt").is_file():
+            raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
+                            "CMake project that builds your scenario plugin")
+    elif table.bench is not None:
+        bench = table.bench
+        if not (bench / "CMakeLists.txt").is_file():
+            raise UserError(f"{config_path}: 'build.bench' names {bench} (relative to that "
+                            "file's folder), which has no CMakeLists.txt; fix build.bench to the "
+                            "folder of the CMake project that builds your scenario plugin")
     program = buildspec.cmake_program(cmake or table.cmake)
     return buildspec.CMakeBuild(
         target or table.target or buildspec.DEFAULT_TARGET,
         plugin_path or table.plugin or buildspec.DEFAULT_PLUGIN,
-        (*table.cmake_args, *(cmake_arg or [])), bench, program, table.common,
+        (*table.cmake_args, *(cmake_arg or [])), bench, program, common,
         grafting.fingerprint([grafting.Graft(bench, "bench")]) if bench is not None else "")
 
 
@@ -164,22 +177,24 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
               force: bool, retry_failed: bool, time: bool, run_options: list[str],
               bench: Path | None = None, cmake: str | None = None,
               submodules: str | None = None, instructions: bool = False,
-              estimated_cycles: bool = False) -> sweeping.Plan:
+              estimated_cycles: bool = False, jobs: int | None = None) -> sweeping.Plan:
     """What every revision is measured with; `instructions` (and `estimated_cycles`): the
     instructions pass too, with valgrind installed and a harness that can run it."""
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     pass_flags = instructions_pass.flags(instructions, estimated_cycles)
     spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
-                      cmake_arg=cmake_arg, bench=bench, cmake=cmake)
+                      cmake_arg=cmake_arg, bench=bench, cmake=cmake, jobs=jobs)
+    spec.common.jobs_text()   # a bad $ALLOCBENCH_JOBS is refused before anything is built
     grafts = tuple(grafting.parse(text, repo) for text in graft)
-    runner = runners.find(runner, allocator, instructions=instructions)
+    runner = runners.find(runner, allocator, instructions=instructions, jobs=spec.common.jobs)
     runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
     return sweeping.Plan(repo, spec, grafts, runner, allocator,
                          machine_id(machine),
                          Store(store or worktrees.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed,
-                         submodules or submodules_of.DEFAULT, instructions, estimated_cycles)
+                         submodules or spec.common.submodules or submodules_of.DEFAULT,
+                         instructions, estimated_cycles)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -193,7 +208,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         instance_timeout: str | None = None, metric: list[str] | None = None,
         changed_only: bool = False, plot: Path | None = None, bench: Path | None = None,
         cmake: str | None = None, submodules: str | None = None, report: Path | None = None,
-        instructions: bool = False, estimated_cycles: bool = False) -> int:
+        instructions: bool = False, estimated_cycles: bool = False, jobs: int | None = None
+        ) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
     if report is not None:
@@ -215,7 +231,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
                      run_options=runners.options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False,
                                                    instance_timeout=instance_timeout),
-                     bench=bench, cmake=cmake, submodules=submodules,
+                     bench=bench, cmake=cmake, submodules=submodules, jobs=jobs,
                      instructions=instructions, estimated_cycles=estimated_cycles)
     progress = sweep_progress.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []

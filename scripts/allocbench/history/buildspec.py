@@ -12,8 +12,9 @@ and allocbench_add_plugin) of the harness that will run it, without an install s
 -Dallocbench_DIR, a command gets allocbench_ROOT and CMAKE_PREFIX_PATH in its environment.
 
 Placeholders in a command, the plugin path, CMake arguments and env values of allocbench.toml:
-{src} the revision's worktree, {build} its build folder, {rev} the full sha, {jobs} the number of
-CPUs, and every name of [build.vars]. A command is a list of arguments run without a shell; the
+{src} the revision's worktree, {build} its build folder, {rev} the full sha, {jobs} the build's
+parallelism (--jobs, [build] jobs, $ALLOCBENCH_JOBS, else the number of CPUs), and every name of
+[build.vars]. A command is a list of arguments run without a shell; the
 same values are in its environment as ALLOCBENCH_SRC, ALLOCBENCH_BUILD and ALLOCBENCH_REV.
 """
 
@@ -29,7 +30,8 @@ from typing import Any
 
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import read_json, write_atomically
-from allocbench.harness.project import DEFAULT_PLUGIN, DEFAULT_TARGET, JOBS
+from allocbench.harness import project
+from allocbench.harness.project import DEFAULT_PLUGIN, DEFAULT_TARGET
 from allocbench.history import graft, worktrees
 from allocbench.history.worktrees import StepFailed, build_folder, step
 
@@ -40,9 +42,14 @@ DEFAULT_CMAKE = "cmake"
 @dataclass(frozen=True)
 class Common:
     """What both routes take from allocbench.toml: environment and variables, recorded in the
-    recipe (a machine path that changes the build changes the recipe)."""
+    recipe (a machine path that changes the build changes the recipe); where submodules come
+    from (sweep.Plan records `none` in the recipe) and how many build jobs run, which changes
+    no build's result and so is not in the recipe. None: not set, the command line's or the
+    default applies."""
     env: tuple[tuple[str, str], ...] = ()
     vars: tuple[tuple[str, str], ...] = ()
+    submodules: str | None = None
+    jobs: int | None = None
 
     def identity(self) -> dict[str, Any]:
         """Only what is set, so that recipes recorded before these existed keep their ids."""
@@ -51,7 +58,10 @@ class Common:
 
     def values(self, source: Path, build: Path, sha: str) -> dict[str, str]:
         return {**dict(self.vars), "src": str(source), "build": str(build), "rev": sha,
-                "jobs": JOBS}
+                "jobs": self.jobs_text()}
+
+    def jobs_text(self) -> str:
+        return str(self.jobs) if self.jobs is not None else project.build_jobs()
 
     def environment(self, values: dict[str, str], package: Path | None) -> dict[str, str]:
         env = dict(os.environ)
@@ -159,7 +169,7 @@ class CMakeBuild:
             stamp.unlink(missing_ok=True)
             step(configure, f"configuring {sha[:12]}", env=env)
             write_atomically(stamp, json.dumps(configure))
-        step([self.cmake, "--build", str(build), "--target", self.target, "-j", JOBS],
+        step([self.cmake, "--build", str(build), "--target", self.target, "-j", self.common.jobs_text()],
              f"building {self.target} at {sha[:12]}", env=env)
         return _check_plugin(build / self.plugin_path.format(**values), sha,
                              "pass --plugin-path (relative to the build folder)")

@@ -180,6 +180,9 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     try:
         source = grafting.checkout(plan.repo, sha, list(plan.grafts),
                                    submodules=plan.submodules, tree=tree[0])
+        empty = submodules_of.left_empty(source) if plan.submodules != "none" else []
+        if empty:   # auto went on without them: the numbers, or the failure, say so
+            record["note"] = submodules_of.empty_note(empty)
         plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
     except worktrees.StepFailed as e:
         record["seconds"]["build"] = round(time.monotonic() - started, 3)
