@@ -93,7 +93,15 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     assert "#### ns/op — directional only" in text
     note = next(line for line in lines if line.startswith("- ✗"))
     assert tracer.commits[broken].sha[:10] in note and "error:" in note
-    assert note.endswith("-build.log")
+    # the log is the recipe's own: another recipe's failure of this commit has another
+    sha = tracer.commits[broken].sha
+    (failed,) = [json.loads(p.read_text()) for p in store.rglob(f"{sha}/*.json")]
+    assert note.endswith(f"{sha}-{failed['recipe']}-build.log")
+    assert " failed (exit code " in Path(failed["log"]).read_text().splitlines()[0]
+    # the table is written beside the records it shows, not into the repository
+    assert (store / "sweep.md").read_text() == text
+    assert (store / "sweep.csv").read_text().startswith("metric,scenario,")
+    assert not (tracer.repo / ".allocbench" / "sweep.md").exists()
     curve = (store.parent / "curve.svg").read_text()
     assert f">{synth.TRACE}<" in curve and f">{tracer.commits[broken].sha[:10]} ✗<" in curve
 
@@ -426,3 +434,6 @@ def test_another_recipe_is_kept_beside_the_first(tracer, build_flags, full_sweep
     assert all(re.fullmatch(r"[-\dT:]+\.\d{6}\+00:00", r["recorded"]) for r in records)
     assert table(tracer, store, "v1.1")[("bytes_per_op", synth.TRACE)] == \
         [float(tracer.by_tag("v1.1").expected(graft=True)[synth.TRACE]["bytes_per_op"])]
+    # a side sweep into another store leaves the main sweep's table as it was
+    assert (full_sweep[0] / "sweep.md").read_text() == full_sweep[2]
+    assert (store / "sweep.md").read_text().splitlines()[2].startswith("| scenario | v1.1 |")

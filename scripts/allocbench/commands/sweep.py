@@ -7,7 +7,8 @@ allocbench.toml) and run by ONE fixed harness. Each result goes to the store as 
 exists: a revision already stored is neither rebuilt nor rerun (--force does), and an
 interrupted sweep resumes where it stopped. A revision that fails to build, crashes or times out
 is recorded with the end of its log and the sweep goes on. Prints the sweep table and writes it
-to <repo>/.allocbench/sweep.md and sweep.csv.
+beside the records it shows, <store>/sweep.md and sweep.csv (the default store:
+<repo>/.allocbench/results/), so a side sweep into another store never replaces it.
 
 --instructions also counts instructions per op (the instructions pass, under callgrind: exact,
 like B/op) and adds their Ir/op table; `--metric instructions_per_op` implies it. A revision
@@ -246,9 +247,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
               f"{plan.store.root}: run the same command again to go on", file=sys.stderr)
         raise
     text = sweep_table.markdown(columns, metrics, changed_only)
-    state = worktrees.state_dir(repo)
-    write_atomically(state / "sweep.md", text)
-    write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
+    tables = plan.store.root   # the store's own table: another --store has its own
+    tables.mkdir(parents=True, exist_ok=True)
+    write_atomically(tables / "sweep.md", text)
+    write_atomically(tables / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
     if plot is not None:
         sweep_plot.plot(columns, metrics, plot, changed_only)
     print(text, end="")
@@ -259,7 +261,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
           f"{f', {len(failed)} failed' if failed else ''}"
           f"{f', {instances} failed instance(s)' if instances else ''}"
           f"{' (✗ in the table)' if failed or instances else ''}; table in "
-          f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
+          f"{tables / 'sweep.md'} and sweep.csv, beside the results", file=sys.stderr)
     code = 1 if failed or instances else 0
     if report is not None:
         from allocbench.reports import inputs

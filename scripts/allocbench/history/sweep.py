@@ -171,7 +171,8 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     record["time_measured"] = "time" in wanted
 
     def fail(status: str, step: str, output: str) -> dict[str, Any]:
-        log = logs / f"{sha}-{step}.log"
+        # one log per recipe: another recipe's failure never replaces the one a record names
+        log = logs / f"{sha}-{plan.recipe_id}-{step}.log"
         log.write_text(output)
         record.update(status=status, step=step, log=str(log), log_tail=_tail(output))
         return _put(plan, record)
