@@ -311,10 +311,27 @@ def test_the_eta_counts_down_while_a_revision_is_measured(clock, monkeypatch, ca
     progress.measure(FakePlan(None), 2, "b" * 40)
     etas = [line.rsplit("ETA ", 1)[1].rstrip(")") if "ETA" in line else None
             for line in capsys.readouterr().err.splitlines()]
-    # The first revision: no mean yet. Then 200 s × 2 left = 6:40, less the time spent on the
-    # second revision, never below 0; after it, the mean of 200 and 450 s × 1 left.
+    # The first revision: nothing measured yet. Then 200 s × 2 left = 6:40, less the time
+    # spent on the second revision, never below 0; after it, what the second cost × 1 left.
     assert etas == [None, None, None, "6:40",
-                    "6:40", "4:10", "0:00", "5:25"]
+                    "6:40", "4:10", "0:00", "7:30"]
+
+
+def test_the_eta_is_what_the_probes_after_the_cold_first_one_cost(clock, monkeypatch, capsys):
+    """dd-trace-cpp's bisect said `ETA 46:47` after its cold first probe and ended 12 minutes
+    later: the later probes reuse the tree. Once a second is measured, the first is left out."""
+    costs = [460, 30, 50, 40]
+
+    def measure(plan: FakePlan, sha: str, name: str) -> dict[str, Any]:
+        clock[0] += costs.pop(0)
+        return ok_record(1)
+    monkeypatch.setattr(sweep_progress, "measure", measure)
+    progress = sweep_progress.Progress(total=7, to_measure=7)
+    for i in range(4):
+        progress.measure(FakePlan(None), i + 1, chr(ord("a") + i) * 40)
+    etas = [line.rsplit("ETA ", 1)[1].rstrip(")") for line in capsys.readouterr().err.splitlines()]
+    # 460 × 6 left; then 30 × 5; the median of 30 and 50 × 4; the median of 30, 50, 40 × 3
+    assert etas == ["46:00", "2:30", "2:40", "2:00"]
 
 
 # --- end to end on the synthetic history ----------------------------------------------------------
@@ -392,8 +409,9 @@ def test_bisect_all_names_each_step_of_set_tag(tracer, every_set_tag_step, store
     assert lines[-2] == ("5 steps, each named exactly; a change undone between two commits of "
                          "equal value is not searched for")
     # N = 11 commits after v1.0; 8 probes between the ends (⌈log2 11⌉ = 4, 5 steps: ≤ 20).
-    assert lines[-1].startswith("11 commits after good, 8 probed between the ends; "
-                                "10 measured, 0 from the store ")
+    assert lines[-1].startswith("11 commits after good, 8 probed between the ends; 10 "
+                                "revisions looked at, the ends included: 10 measured, 0 from "
+                                "the store ")
     # Each probe's line shows its value; commit 7 lies between 336 and 336 and is not probed.
     values = probe_values(progress, tracer)
     assert values == {c.index: f"measured: bytes_per_op {set_tag_bytes(c)}"
@@ -407,14 +425,16 @@ def test_bisect_all_again_and_plain_bisect_reuse_the_store(tracer, build_flags,
                                   *build_flags, *store_flags(store)])
     assert code == 0
     assert out.splitlines()[:-1] == first_out.splitlines()[:-1]
-    assert "8 probed between the ends; 0 measured, 10 from the store " in out
+    assert ("8 probed between the ends; 10 revisions looked at, the ends included: 0 "
+            "measured, 10 from the store ") in out
     assert all(": stored: bytes_per_op " in line for line in progress.splitlines())
     # A plain bisect finds the first step only, in 3 probes (its 5 revisions all stored).
     code, out, progress = bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0",
                                   *build_flags, *store_flags(store)])
     assert code == 0
     assert f"first change: {tracer.commits[1].sha}\n" in out
-    assert "11 commits after good; 0 measured, 5 from the store " in out
+    assert ("11 commits after good; 5 revisions looked at, the ends included: 0 measured, 5 "
+            "from the store ") in out
     assert len(progress.splitlines()) == 2 + 3
 
 
@@ -432,8 +452,8 @@ def test_bisect_all_skips_a_broken_commit_and_says_how_to_retry_it(tracer, build
         f"change 1: {tracer.commits[5].sha} (v1.2)", f"change 2: {last.sha}"]
     assert f"skipped {broken.sha[:10]}: build failed: " in out
     # Probed: 7 (skipped), 6, 8, 9; 7 and 8 are new, the ends and 6, 9 are stored.
-    assert "5 commits after good, 4 probed between the ends; 2 measured, 4 from the store " \
-        in out
+    assert ("5 commits after good, 4 probed between the ends; 6 revisions looked at, the ends "
+            "included: 2 measured, 4 from the store ") in out
     values = probe_values(progress, tracer)
     assert values[synth.BROKEN].startswith("build failed: ")
     assert values[8] == "measured: bytes_per_op 336" and values[6] == "stored: bytes_per_op 336"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from allocbench.base.errors import UserError
-from allocbench.history import buildconfig, buildspec
+from allocbench.history import buildconfig, buildspec, worktrees
 from allocbench.commands import sweep as sweep_command
 
 SHA = "cd" * 20
@@ -158,7 +159,6 @@ def test_cmake_route_configures_with_the_package_and_the_subject(tmp_path):
 
 
 def test_the_readmes_build_tables_are_valid():
-    import re
     import tomllib
     from conftest import ROOT
     from docs_pages import page
@@ -277,7 +277,6 @@ def test_the_tables_submodules_apply_unless_the_command_line_says_otherwise(tmp_
 def test_the_guides_recipe_outside_the_subject_works_as_printed(tmp_path):
     """docs/sweeps.md's team-bench example: the toml read from its own folder, both commands
     parsed by the CLI, and the error it quotes for a wrong bench."""
-    import re
     import shlex
     from allocbench import cli
     from docs_pages import folded, page
@@ -306,3 +305,45 @@ def test_the_guides_recipe_outside_the_subject_works_as_printed(tmp_path):
         sweep_command.build_spec(repo, team / "tracer.toml")
     quoted = str(refused.value).replace(str(tmp_path), "…").split(", which has")[0]
     assert f"`{quoted}, which has no CMakeLists.txt`" in folded("sweeps")
+
+
+@pytest.mark.parametrize("output, count", [
+    ("[ 25%] Building CXX object CMakeFiles/t.dir/a.cc.o\n[ 50%] Building C object "
+     "CMakeFiles/t.dir/b.c.o\n[ 75%] Linking CXX shared module t.so\n[100%] Built target t\n", 2),
+    ("[1/3] Building CXX object CMakeFiles/t.dir/a.cc.o\n[2/3] Building ASM object x.S.o\n"
+     "[3/3] Linking CXX shared module t.so\n", 2),
+    ("[100%] Built target t\n", 0),
+    ("gcc -c a.c   # a plain make: no CMake lines\n", 0),
+])
+def test_a_build_says_how_many_files_it_compiled(output, count):
+    assert worktrees.compiled(output) == count
+
+
+def test_each_build_announces_what_it_recompiled_and_keeps_its_output(tmp_path):
+    """`why did this probe take 460 s`: the progress line says what was compiled, and the
+    output stays in the build folder for the revision's log."""
+    fake = tmp_path / "cmake"
+    fake.write_text('#!/bin/sh\n[ "$1" = -S ] && touch "$4/CMakeCache.txt" "$4/p.so" && exit 0\n'
+                    'echo "[ 50%] Building CXX object a.o"; echo "[100%] Building CXX object b.o"'
+                    '\n')
+    fake.chmod(0o755)
+    said: list[str] = []
+    spec = buildspec.CMakeBuild("t", "p.so", (), None, str(fake))
+    with worktrees.announcing(said.append):
+        spec.build(tmp_path / "src", tmp_path / "build", SHA)
+    assert re.fullmatch(r"built: 2 files compiled in \d+\.\d s", said[-1]), said
+    assert (tmp_path / "build" / buildspec.BUILD_LOG).read_text() == \
+        "[ 50%] Building CXX object a.o\n[100%] Building CXX object b.o\n"
+
+
+def test_a_measured_revisions_build_log_is_kept_to_its_last_256_kib(tmp_path):
+    from allocbench.history import sweep
+    built, log = tmp_path / "built.log", tmp_path / "kept.log"
+    built.write_bytes(b"a" * 1000 + b"b" * (256 * 1024))
+    sweep._keep_build_log(built, log)
+    assert log.read_bytes() == b"b" * (256 * 1024)
+    built.write_bytes(b"short\n")
+    sweep._keep_build_log(built, log)
+    assert log.read_bytes() == b"short\n"
+    sweep._keep_build_log(tmp_path / "none.log", tmp_path / "never.log")   # nothing built
+    assert not (tmp_path / "never.log").exists()

@@ -102,6 +102,10 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     assert (store / "sweep.md").read_text() == text
     assert (store / "sweep.csv").read_text().startswith("metric,scenario,")
     assert not (tracer.repo / ".allocbench" / "sweep.md").exists()
+    # a measured revision's build output is kept too, under the same name
+    first = tracer.commits[0].sha
+    kept = tracer.repo / ".allocbench" / "logs" / f"{first}-{failed['recipe']}-build.log"
+    assert "Building CXX object" in kept.read_text()
     curve = (store.parent / "curve.svg").read_text()
     assert f">{synth.TRACE}<" in curve and f">{tracer.commits[broken].sha[:10]} ✗<" in curve
 

@@ -237,8 +237,11 @@ class _Probes:
         return [self.records.get(i) for i in range(len(self.commits))]
 
     def cost(self) -> str:
+        """How the revisions looked at were had: one count of them, the ends included, so
+        that `8 probed between the ends` and the 10 it took do not read as 18."""
         measured = len(self.progress.durations)
-        return (f"{measured} measured, {len(self.records) - measured} from the store "
+        return (f"{len(self.records)} revisions looked at, the ends included: {measured} "
+                f"measured, {len(self.records) - measured} from the store "
                 f"{terminal(str(self.plan.store.root))}")
 
 

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,8 +170,11 @@ class CMakeBuild:
             stamp.unlink(missing_ok=True)
             step(configure, f"configuring {sha[:12]}", env=env)
             write_atomically(stamp, json.dumps(configure))
-        step([self.cmake, "--build", str(build), "--target", self.target, "-j", self.common.jobs_text()],
-             f"building {self.target} at {sha[:12]}", env=env)
+        started = time.monotonic()
+        output = step([self.cmake, "--build", str(build), "--target", self.target, "-j",
+                       self.common.jobs_text()], f"building {self.target} at {sha[:12]}",
+                      env=env)
+        _built(build, output, time.monotonic() - started)
         return _check_plugin(build / self.plugin_path.format(**values), sha,
                              "pass --plugin-path (relative to the build folder)")
 
@@ -195,10 +199,24 @@ class CommandBuild:
         env = self.common.environment(values, package)
         env.update(ALLOCBENCH_SRC=values["src"], ALLOCBENCH_BUILD=values["build"],
                    ALLOCBENCH_REV=sha)
-        step(command, f"building {sha[:12]} with {self.origin}'s build.command", cwd=source,
-             env=env)
+        started = time.monotonic()
+        output = step(command, f"building {sha[:12]} with {self.origin}'s build.command",
+                      cwd=source, env=env)
+        _built(build, output, time.monotonic() - started)
         return _check_plugin(Path(self.plugin.format(**values)), sha,
                              f"fix build.plugin in {self.origin}")
+
+
+BUILD_LOG = "allocbench-build.log"   # the last build's output, in its build folder
+
+
+def _built(build: Path, output: str, seconds: float) -> None:
+    """Says what the build recompiled and how long it took (a probe that took 460 s says why),
+    and keeps its output in the build folder for the record's log (sweep.py)."""
+    count = worktrees.compiled(output)
+    worktrees.announce(f"built: {count} file{'' if count == 1 else 's'} compiled in "
+                       f"{seconds:.1f} s")
+    (build / BUILD_LOG).write_text(output)
 
 
 def build_plugins(repo: Path, shas: list[str], runner: Path, *, target: str | None,

@@ -31,7 +31,7 @@ from typing import Any
 from allocbench.base import proc, results
 from allocbench.base.errors import UserError
 from allocbench.history import graft as grafting, submodules as submodules_of, worktrees
-from allocbench.history.buildspec import CMakeBuild, CommandBuild, package_dir
+from allocbench.history.buildspec import BUILD_LOG, CMakeBuild, CommandBuild, package_dir
 from allocbench.history.revision import git
 from allocbench.history.store import STORE_VERSION, Store, passes
 
@@ -121,6 +121,17 @@ def _output(value: str | bytes | None) -> str:
     return value or ""
 
 
+LOG_KEPT = 256 * 1024   # bytes of a measured revision's build log kept: its end, where it counts
+
+
+def _keep_build_log(built: Path, log: Path) -> None:
+    """The build output of a measured revision, so that `why did this probe take 460 s` can be
+    answered after the shared tree moved on: its last LOG_KEPT bytes."""
+    if built.is_file():
+        data = built.read_bytes()
+        log.write_bytes(data[-LOG_KEPT:])
+
+
 def _tree_key(plan: Plan) -> str:
     # a tree without submodules stays without: `none` gets its own
     return plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
@@ -189,6 +200,7 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
         record["seconds"]["build"] = round(time.monotonic() - started, 3)
         return fail("build_failed", "build", f"{e.what} failed (exit code {e.code})\n{e.output}")
     record["seconds"]["build"] = round(time.monotonic() - started, 3)
+    _keep_build_log(tree[1] / BUILD_LOG, logs / f"{sha}-{plan.recipe_id}-build.log")
 
     worktrees.announce(f"running {plugin.name}")
     runs = state / "runs"
