@@ -232,7 +232,7 @@ class FakeProbes:
 
 
 def test_a_step_hidden_by_skips_makes_bisect_all_exit_1(capsys):
-    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2]), (1, 2))
+    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2]), (1, 2), sites=False)
     assert code == 1
     assert capsys.readouterr().out.splitlines() == [
         "change 1 is one of these 2 commits; the skipped ones hide which (bytes_per_op 1 → 2 "
@@ -391,8 +391,8 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def every_set_tag_step(tracer, build_flags, store) -> tuple[int, str, str]:
-    return bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all", *build_flags,
-                   *store_flags(store)])
+    return bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all", "--no-sites",
+                   *build_flags, *store_flags(store)])
 
 
 def test_bisect_all_names_each_step_of_set_tag(tracer, every_set_tag_step, store):
@@ -422,7 +422,7 @@ def test_bisect_all_again_and_plain_bisect_reuse_the_store(tracer, build_flags,
                                                            every_set_tag_step, store):
     _, first_out, _ = every_set_tag_step
     code, out, progress = bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all",
-                                  *build_flags, *store_flags(store)])
+                                  "--no-sites", *build_flags, *store_flags(store)])
     assert code == 0
     assert out.splitlines()[:-1] == first_out.splitlines()[:-1]
     assert ("8 probed between the ends; 10 revisions looked at, the ends included: 0 "
@@ -430,7 +430,7 @@ def test_bisect_all_again_and_plain_bisect_reuse_the_store(tracer, build_flags,
     assert all(": stored: bytes_per_op " in line for line in progress.splitlines())
     # A plain bisect finds the first step only, in 3 probes (its 5 revisions all stored).
     code, out, progress = bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0",
-                                  *build_flags, *store_flags(store)])
+                                  "--no-sites", *build_flags, *store_flags(store)])
     assert code == 0
     assert f"first change: {tracer.commits[1].sha}\n" in out
     assert ("11 commits after good; 5 revisions looked at, the ends included: 0 measured, 5 "
@@ -451,6 +451,13 @@ def test_bisect_all_skips_a_broken_commit_and_says_how_to_retry_it(tracer, build
     assert [line for line in out.splitlines() if line.startswith("change ")] == [
         f"change 1: {tracer.commits[5].sha} (v1.2)", f"change 2: {last.sha}"]
     assert f"skipped {broken.sha[:10]}: build failed: " in out
+    # Each exact step gets its allocation sites' diff (the --help's promise), after the summary.
+    steps = [(tracer.commits[4].sha, tracer.commits[5].sha), (tracer.commits[8].sha, last.sha)]
+    titles = [line.split(" (heaptrack")[0] for line in out.splitlines()
+              if line.startswith("sites of ")]
+    assert titles == [f"sites of change {i}, {synth.SET_TAG}, {a[:10]} → {b[:10]}"
+                      for i, (a, b) in enumerate(steps, 1)]
+    assert out.index("probed between the ends") < out.index("sites of change 1")
     # Probed: 7 (skipped), 6, 8, 9; 7 and 8 are new, the ends and 6, 9 are stored.
     assert ("5 commits after good, 4 probed between the ends; 6 revisions looked at, the ends "
             "included: 2 measured, 4 from the store ") in out
@@ -458,7 +465,7 @@ def test_bisect_all_skips_a_broken_commit_and_says_how_to_retry_it(tracer, build
     assert values[synth.BROKEN].startswith("build failed: ")
     assert values[8] == "measured: bytes_per_op 336" and values[6] == "stored: bytes_per_op 336"
     # Run again: the stored failure is replayed, and its line says how to measure it again.
-    code, _, progress = bisect(argv)
+    code, _, progress = bisect([*argv, "--no-sites"])
     assert code == 0
     again = probe_values(progress, tracer)[synth.BROKEN]
     assert again.startswith("stored, build failed: ")

@@ -53,7 +53,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sites", action="store_true",
                         help="do not profile the last unchanged and the first changed commit "
                              "(by default, for an allocation metric: their allocation sites' "
-                             "diff ends the output)")
+                             "diff ends the output; with --all, one diff per exact step)")
     instructions_pass.add_arguments(parser)
     for action in parser._actions:   # argparse has no public way to reword an argument
         if action.dest == "instructions":
@@ -262,7 +262,7 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float
     return 0, (probes.commits[found.low + 1], probes.commits[found.high + 1])
 
 
-def _sites(plan, scenario: str, before: str, after: str) -> None:
+def _sites(plan, scenario: str, before: str, after: str, what: str = "") -> None:
     """The site diff of `scenario` between the last unchanged and the first changed commit:
     both plugins built as the probes were, profiled under heaptrack (sites/profile.py)."""
     try:
@@ -277,8 +277,8 @@ def _sites(plan, scenario: str, before: str, after: str) -> None:
         plugin = sweep.build_plugin(plan, sha, folder / sha[:12])
         tables.append(profile.profile(runner, [plugin], scenario, folder / sha[:12],
                                       changes.SITE_OPS))
-    print(f"sites of {terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per op; "
-          f"profiles in {terminal(str(folder))}):")
+    print(f"sites of {what}{terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per "
+          f"op; profiles in {terminal(str(folder))}):")
     moved = per_op.diff(tables[0].costs, tables[1].costs)
     for change in moved:
         print(f"  {change.text(terminal, terminal)}")
@@ -286,9 +286,10 @@ def _sites(plan, scenario: str, before: str, after: str) -> None:
         print("  no allocation site changed")
 
 
-def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
+def _every_step(probes: _Probes, ends: tuple[float, float], sites: bool) -> int:
     """--all: each step printed as soon as it is found, in history order; then the skips and
-    what it cost. The ETA follows bisection.probes_ahead, as the number of steps is unknown."""
+    what it cost, then (`sites`) the allocation sites' diff of each exact step. The ETA
+    follows bisection.probes_ahead, as the number of steps is unknown."""
     last = len(probes.commits) - 1
     numbers = itertools.count(1)
 
@@ -308,6 +309,14 @@ def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
           "searched for")
     print(f"{last} commits after good, {len(probes.records) - 2} probed between the ends; "
           f"{probes.cost()}")
+    if sites:
+        for number, change in enumerate(survey.changes, 1):
+            if change.exact:
+                _sites(probes.plan, probes.scenario, probes.commits[change.low],
+                       probes.commits[change.high], f"change {number}, ")
+            else:
+                print(f"no allocation sites of change {number}: skipped commits hide which "
+                      "commit it is; profile two of them: allocbench profile --rev A --rev B")
     return 1 if hidden else 0
 
 
@@ -347,13 +356,19 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         return 1
     print(f"{what}: {_number(good_value)} at {terminal(good)} ({good_sha[:10]}), "
           f"{_number(bad_value)} at {terminal(bad)} ({bad_sha[:10]})", flush=True)
+    sites = not no_sites and section == "alloc"
+    # heaptrack's sites explain bytes and allocations, not instructions
+    why = "" if no_sites or sites else (
+        f"no allocation sites: {terminal(metric)} is not an allocation metric (callgrind, e.g. "
+        "valgrind --tool=callgrind, shows where instructions go)")
     if every_step:
-        return _every_step(probes, (good_value, bad_value))
+        code = _every_step(probes, (good_value, bad_value), sites)
+        if why:
+            print(why)
+        return code
     code, pair = _first_change(probes, good_sha, good_value)
-    if pair is not None and not no_sites:
-        if section == "alloc":
-            _sites(plan, scenario, *pair)
-        else:   # heaptrack's sites explain bytes and allocations, not instructions
-            print(f"no allocation sites: {terminal(metric)} is not an allocation metric "
-                  "(callgrind, e.g. valgrind --tool=callgrind, shows where instructions go)")
+    if pair is not None and sites:
+        _sites(plan, scenario, *pair)
+    elif pair is not None and why:
+        print(why)
     return code
