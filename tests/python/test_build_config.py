@@ -347,3 +347,47 @@ def test_a_measured_revisions_build_log_is_kept_to_its_last_256_kib(tmp_path):
     assert log.read_bytes() == b"short\n"
     sweep._keep_build_log(tmp_path / "none.log", tmp_path / "never.log")   # nothing built
     assert not (tmp_path / "never.log").exists()
+
+
+@pytest.mark.parametrize("text, version", [
+    ("cmake_minimum_required(VERSION 3.28)\nproject(x)\n", "3.28"),
+    ("# cmake_minimum_required(VERSION 9)\n  CMAKE_MINIMUM_REQUIRED ( VERSION 3.10...3.28 )\n",
+     "3.10"),
+    ("project(x)\n", None)])
+def test_the_cmake_a_project_asks_for_is_its_lower_bound(text, version):
+    assert buildspec.required_cmake(text) == version
+
+
+def test_a_cmake_too_old_for_the_subject_is_said_before_the_harness_is_built(tmp_path, capsys):
+    """The first sweep of dd-trace-cpp said its CMake was too old only after building the
+    harness cold (about 4 minutes); both are known before."""
+    fake = tmp_path / "cmake"
+    fake.write_text("#!/bin/sh\necho 'cmake version 3.25.1'\n")
+    fake.chmod(0o755)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["add", "-A"]):
+        (repo / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.28)\n")
+        subprocess.run(["git", "-C", str(repo), *args], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e",
+                    "commit", "-q", "-m", "x"], check=True)
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    spec = buildspec.CMakeBuild("t", "p.so", cmake=str(fake))
+    sweep_command.check_cmake(repo, spec, [sha])
+    assert capsys.readouterr().err == (
+        f"allocbench: warning: {sha[:12]}'s CMakeLists.txt requires CMake 3.28, but {fake} is "
+        "3.25.1: revisions like it will fail to configure; pass --cmake (or [build] cmake) "
+        "with a newer one\n")
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.27)\n")
+    with pytest.raises(UserError) as refused:
+        sweep_command.check_cmake(repo, buildspec.CMakeBuild("t", "p.so", (), tmp_path / "bench",
+                                                             str(fake)), [])
+    assert str(refused.value) == (
+        f"{tmp_path / 'bench' / 'CMakeLists.txt'} requires CMake 3.27 (cmake_minimum_required), "
+        f"but {fake} is 3.25.1; pass --cmake (or [build] cmake) with a newer one")
+    # new enough: nothing said
+    fake.write_text("#!/bin/sh\necho 'cmake version 3.28.0'\n")
+    sweep_command.check_cmake(repo, spec, [sha])
+    assert capsys.readouterr().err == ""

@@ -339,6 +339,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
     line = selection.first_parent(repo, good_sha, bad_sha)
     plan = sweep_command.make_plan(
         repo=repo, store=store, machine=machine, allocator=allocator, graft=graft or [],
+        revisions=[good_sha, bad_sha],
         target=target, plugin_path=plugin_path, cmake_arg=cmake_arg or [], config=config,
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
         run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout],

@@ -33,6 +33,7 @@ from allocbench.harness.runners import ALLOCATORS
 from allocbench.history import buildconfig, buildspec, graft as grafting, selection
 from allocbench.history import submodules as submodules_of, sweep as sweeping, sweep_plot
 from allocbench.history import sweep_progress, sweep_table, worktrees
+from allocbench.history.revision import git
 from allocbench.history.store import Store, machine_id
 from allocbench.gate import config
 from allocbench.commands import arguments, report as report_command
@@ -172,21 +173,49 @@ def build_spec(repo: Path, config_path: Path | None, *, target: str | None = Non
         grafting.fingerprint([grafting.Graft(bench, "bench")]) if bench is not None else "")
 
 
+def check_cmake(repo: Path, spec: buildspec.CMakeBuild, revisions: list[str]) -> None:
+    """A bench project that asks for a newer CMake than the one it would be configured with
+    fails every revision: refused. A revision that does (the first and the last of a sweep,
+    the ends of a bisect are looked at) will fail to configure: said, before anything is
+    built."""
+    if spec.bench is not None:
+        lists = spec.bench / "CMakeLists.txt"
+        need = buildspec.required_cmake(lists.read_text(errors="replace"))
+        have = buildspec.too_old(spec.cmake, need)
+        if have is not None:
+            raise UserError(f"{lists} requires CMake {need} (cmake_minimum_required), but "
+                            f"{spec.cmake} is {have}; pass --cmake (or [build] cmake) with a "
+                            "newer one")
+    for sha in dict.fromkeys(revisions[:1] + revisions[-1:]):
+        shown = git(repo, "show", f"{sha}:CMakeLists.txt")
+        need = buildspec.required_cmake(shown.stdout) if shown.returncode == 0 else None
+        have = buildspec.too_old(spec.cmake, need)
+        if have is not None:
+            print(f"allocbench: warning: {sha[:12]}'s CMakeLists.txt requires CMake {need}, but "
+                  f"{spec.cmake} is {have}: revisions like it will fail to configure; pass "
+                  "--cmake (or [build] cmake) with a newer one", file=sys.stderr)
+
+
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
               graft: list[str], target: str | None, plugin_path: str | None,
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
               force: bool, retry_failed: bool, time: bool, run_options: list[str],
               bench: Path | None = None, cmake: str | None = None,
               submodules: str | None = None, instructions: bool = False,
-              estimated_cycles: bool = False, jobs: int | None = None) -> sweeping.Plan:
+              estimated_cycles: bool = False, jobs: int | None = None,
+              revisions: list[str] | None = None) -> sweeping.Plan:
     """What every revision is measured with; `instructions` (and `estimated_cycles`): the
-    instructions pass too, with valgrind installed and a harness that can run it."""
+    instructions pass too, with valgrind installed and a harness that can run it. What can
+    be checked of the subject's side is checked before the harness is built (minutes, cold):
+    here, that cmake is new enough for the bench project and for `revisions`."""
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     pass_flags = instructions_pass.flags(instructions, estimated_cycles)
     spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
                       cmake_arg=cmake_arg, bench=bench, cmake=cmake, jobs=jobs)
     spec.common.jobs_text()   # a bad $ALLOCBENCH_JOBS is refused before anything is built
+    if isinstance(spec, buildspec.CMakeBuild):
+        check_cmake(repo, spec, revisions or [])
     grafts = tuple(grafting.parse(text, repo) for text in graft)
     runner = runners.find(runner, allocator, instructions=instructions, jobs=spec.common.jobs)
     runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
@@ -226,6 +255,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     todo = sweeping.shard(selection.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
     plan = make_plan(repo=repo, store=store, machine=machine, allocator=allocator,
+                     revisions=todo,
                      graft=graft or [], target=target, plugin_path=plugin_path,
                      cmake_arg=cmake_arg or [], config=config, runner=runner, timeout=timeout,
                      force=force, retry_failed=retry_failed, time=not no_time,

@@ -23,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +90,37 @@ def cmake_program(given: str | None) -> str:
         raise UserError(f"--cmake {program}: no such program; give the path of a cmake "
                         "executable, e.g. --cmake /opt/cmake-3.28/bin/cmake")
     return program
+
+
+_MINIMUM = re.compile(r"^\s*cmake_minimum_required\s*\(\s*VERSION\s+(\d+(?:\.\d+)*)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def required_cmake(text: str) -> str | None:
+    """The version a CMakeLists.txt's cmake_minimum_required asks for (its lower bound)."""
+    found = _MINIMUM.search(text)
+    return found.group(1) if found else None
+
+
+def cmake_version(program: str) -> str | None:
+    """What `program --version` says it is, e.g. 3.25.1; None when it does not say."""
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"version (\d+(?:\.\d+)*)", done.stdout)
+    return found.group(1) if found else None
+
+
+def too_old(program: str, required: str | None) -> str | None:
+    """The version of `program` when it is older than `required`, else None."""
+    have = cmake_version(program) if required else None
+    return have if have is not None and _version(have) < _version(required) else None
 
 
 def package_dir(runner: Path) -> Path | None:
