@@ -32,10 +32,12 @@ def parse(table: dict) -> buildspec.CommandBuild | buildconfig.CMakeSettings:
     ({"plugin": "{missing}.so"}, "'build.plugin' uses unknown placeholder {missing}"),
     ({"command_": ["x"]}, "unknown key 'build.command_'; with the CMake route (no 'command') "
                           "the known keys are bench, target, plugin, cmake, cmake_args, "
-                          "submodules, jobs, env, vars"),
+                          "graft, submodules, jobs, env, vars"),
     ({"command": ["m", "{src}", "{build}"], "plugin": "{build}/p.so", "bench": "b"},
      "unknown key 'build.bench'; with a build command the known keys are command, plugin, "
-     "submodules, jobs, env, vars"),
+     "graft, submodules, jobs, env, vars"),
+    ({"graft": "bench"}, "'build.graft' must be an array of \"PATH[:DEST]\" strings"),
+    ({"graft": [""]}, "'build.graft' must be an array of \"PATH[:DEST]\" strings"),
     ({"submodules": "sometimes"}, "'build.submodules' is 'sometimes'; give one of auto, remote, "
                                   "none, e.g. submodules = \"none\""),
     ({"jobs": 0}, "'build.jobs' is 0; give a whole number of build jobs above 0, e.g. jobs = 2"),
@@ -391,3 +393,32 @@ def test_a_cmake_too_old_for_the_subject_is_said_before_the_harness_is_built(tmp
     fake.write_text("#!/bin/sh\necho 'cmake version 3.28.0'\n")
     sweep_command.check_cmake(repo, spec, [sha])
     assert capsys.readouterr().err == ""
+
+
+
+def test_the_tables_grafts_come_first_relative_to_its_folder(tmp_path, runner):
+    repo = tmp_path / "repo"
+    (repo / "bench").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    team = tmp_path / "team"
+    (team / "scenarios").mkdir(parents=True)
+    (team / "scenarios" / "a.cc").write_text("// a\n")
+    (repo / "extra.cc").write_text("// b\n")
+    config = team / "tracer.toml"
+    config.write_text('[build]\ngraft = ["scenarios:bench/team"]\n')
+    plan = sweep_command.make_plan(
+        repo=repo, store=tmp_path / "store", machine="m", allocator="system",
+        graft=[str(repo / "extra.cc")], target=None, plugin_path=None, cmake_arg=[],
+        config=config, runner=runner, timeout=60, force=False, retry_failed=False, time=False,
+        run_options=[])
+    assert [(g.source, g.dest) for g in plan.grafts] == [(team / "scenarios", "bench/team"),
+                                                          (repo / "extra.cc", "extra.cc")]
+    config.write_text('[build]\ngraft = ["gone"]\n')
+    with pytest.raises(UserError) as refused:
+        sweep_command.make_plan(
+            repo=repo, store=tmp_path / "store", machine="m", allocator="system", graft=[],
+            target=None, plugin_path=None, cmake_arg=[], config=config, runner=runner,
+            timeout=60, force=False, retry_failed=False, time=False, run_options=[])
+    assert str(refused.value) == (f"{config}: 'build.graft' entry 'gone': "
+                                  f"{team / 'gone'} does not exist; give a file or folder of "
+                                  "scenario sources, e.g. --graft bench")

@@ -106,6 +106,14 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     first = tracer.commits[0].sha
     kept = tracer.repo / ".allocbench" / "logs" / f"{first}-{failed['recipe']}-build.log"
     assert "Building CXX object" in kept.read_text()
+    # each record names its own copy of the plugin it was measured with, which no later build
+    # replaces (the shared tree's plugin is the last revision's)
+    ok = [json.loads(p.read_text()) for c in tracer.commits if c.index != synth.BROKEN
+          for p in store.rglob(f"{c.sha}/*.json")]
+    paths = [Path(r["results"]["context"]["plugins"][0]["path"]) for r in ok]
+    assert len(set(paths)) == len(ok) == 11 and all(p.is_file() for p in paths)
+    assert all(p.parent.name == r["sha"] and p.parent.parent.name == r["recipe"]
+               for p, r in zip(paths, ok))
     curve = (store.parent / "curve.svg").read_text()
     assert f">{synth.TRACE}<" in curve and f">{tracer.commits[broken].sha[:10]} ✗<" in curve
 

@@ -64,24 +64,8 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
-                        help="copy PATH (today's scenario sources) over DEST of every revision "
-                             "[DEST: PATH's place in the repository]; repeatable")
-    parser.add_argument("--bench", type=Path, metavar="DIR",
-                        help="a CMake project beside the subject that builds the plugin, "
-                             "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
-                             "source tree> (instead of the revision's own CMake)")
     arguments.add_cmake_arguments(parser)
-    parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
-                        help="where each revision's git submodules come from: auto (your "
-                             "checkout's when it has them, works offline; else their URL), "
-                             "remote (their URL), none [[build] submodules, else auto]")
-    parser.add_argument("--jobs", type=arguments.positive, metavar="N",
-                        help="build jobs at once, for a machine shared with other work "
-                             "[[build] jobs, else $ALLOCBENCH_JOBS, else one per CPU]")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="allocbench.toml whose [build] says how each revision is built "
-                             "[<repo>/allocbench.toml if it has one]")
+    arguments.add_recipe_arguments(parser)
     parser.add_argument("--runner", type=Path, metavar="PATH",
                         help="allocbench-run for every revision [this checkout's, built if "
                              "needed]")
@@ -216,7 +200,10 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
     spec.common.jobs_text()   # a bad $ALLOCBENCH_JOBS is refused before anything is built
     if isinstance(spec, buildspec.CMakeBuild):
         check_cmake(repo, spec, revisions or [])
-    grafts = tuple(grafting.parse(text, repo) for text in graft)
+    # the toml's grafts first, then the command line's
+    grafts = tuple([grafting.parse(text, repo, Path(origin).resolve().parent, origin)
+                    for origin, text in spec.common.grafts]
+                   + [grafting.parse(text, repo) for text in graft])
     runner = runners.find(runner, allocator, instructions=instructions, jobs=spec.common.jobs)
     runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
     return sweeping.Plan(repo, spec, grafts, runner, allocator,

@@ -20,6 +20,7 @@ command-line option that overrides it), `env` (variables for every build step) a
 for {placeholders}):
 
     [build]
+    graft = ["scenarios:bench"]      # --graft PATH[:DEST], PATH relative to the file's folder
     submodules = "none"              # --submodules: auto, remote or none
     jobs = 2                         # --jobs: the builds' parallelism [$ALLOCBENCH_JOBS, the CPUs]
     [build.env]
@@ -27,7 +28,7 @@ for {placeholders}):
     [build.vars]
     deps = "/opt/deps"
 
-Paths (bench, and a cmake with a '/') are relative to the file's folder.
+Paths (bench, graft's PATH, and a cmake with a '/') are relative to the file's folder.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from allocbench.base.errors import UserError
 from allocbench.history.buildspec import PLACEHOLDERS, CommandBuild, Common
 from allocbench.history.submodules import MODES
 
-SHARED_KEYS = ("submodules", "jobs", "env", "vars")
+SHARED_KEYS = ("graft", "submodules", "jobs", "env", "vars")
 COMMAND_KEYS = ("command", "plugin", *SHARED_KEYS)
 CMAKE_KEYS = ("bench", "target", "plugin", "cmake", "cmake_args", *SHARED_KEYS)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -106,8 +107,12 @@ def _common(origin: str, table: dict[str, Any]) -> tuple[Common, tuple[str, ...]
     env = _strings(origin, "env", table.get("env", {}), 'CC = "gcc-12"')
     for name, text in env.items():
         _placeholders(origin, f"build.env.{name}", text, names)
+    grafts = table.get("graft", [])
+    if not isinstance(grafts, list) or not all(isinstance(g, str) and g for g in grafts):
+        raise UserError(f"{origin}: 'build.graft' must be an array of \"PATH[:DEST]\" strings "
+                        "(PATH relative to this file's folder), e.g. graft = [\"bench\"]")
     return Common(tuple(sorted(env.items())), tuple(sorted(variables.items())), submodules,
-                  jobs), names
+                  jobs, tuple((origin, g) for g in grafts)), names
 
 
 def _command(origin: str, value: Any) -> list[str]:

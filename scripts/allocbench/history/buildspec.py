@@ -53,6 +53,7 @@ class Common:
     vars: tuple[tuple[str, str], ...] = ()
     submodules: str | None = None
     jobs: int | None = None
+    grafts: tuple[tuple[str, str], ...] = ()   # (the toml, PATH[:DEST] relative to its folder)
 
     def identity(self) -> dict[str, Any]:
         """Only what is set, so that recipes recorded before these existed keep their ids."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -132,6 +133,32 @@ def _keep_build_log(built: Path, log: Path) -> None:
         log.write_bytes(data[-LOG_KEPT:])
 
 
+PLUGINS_KEPT = 32   # measured plugins kept per recipe, the newest: what a later profile reruns
+
+
+def kept_plugin(plan: Plan, sha: str, name: str) -> Path:
+    """Where the plugin `sha` was measured with is kept: its own copy, which no other
+    revision's build replaces (the shared tree's plugin is the last probe's)."""
+    return worktrees.state_dir(plan.repo) / "plugins" / plan.recipe_id / sha / name
+
+
+def keep_plugin(plan: Plan, sha: str, plugin: Path) -> Path:
+    """Copies the plugin just built for `sha` to kept_plugin, which the run then loads (so its
+    results name that copy), and drops the oldest copies of the recipe beyond PLUGINS_KEPT: a
+    record whose copy is gone names a path that does not exist, never another revision's."""
+    kept = kept_plugin(plan, sha, plugin.name)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_name(kept.name + ".partial")
+    shutil.copy2(plugin, partial)
+    os.replace(partial, kept)
+    folders = sorted((p for p in kept.parent.parent.iterdir() if p.is_dir()),
+                     key=lambda p: p.stat().st_mtime_ns)
+    for old in folders[:-PLUGINS_KEPT]:
+        if old != kept.parent:
+            shutil.rmtree(old, ignore_errors=True)
+    return kept
+
+
 def _tree_key(plan: Plan) -> str:
     # a tree without submodules stays without: `none` gets its own
     return plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
@@ -201,6 +228,7 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
         return fail("build_failed", "build", f"{e.what} failed (exit code {e.code})\n{e.output}")
     record["seconds"]["build"] = round(time.monotonic() - started, 3)
     _keep_build_log(tree[1] / BUILD_LOG, logs / f"{sha}-{plan.recipe_id}-build.log")
+    plugin = keep_plugin(plan, sha, plugin)
 
     worktrees.announce(f"running {plugin.name}")
     runs = state / "runs"
