@@ -106,7 +106,7 @@ def test_a_damaged_comparison_json_names_the_field(comparison, damage, message):
                                          (0.1234, "+0.123"), (12.345, "+12.3"),
                                          (1234.5, "+1,234"), (0.0, "+0")])
 def test_signed_numbers(value, text):
-    assert compare_format._num(value, signed=True) == text
+    assert compare_format.number(value, signed=True) == text
 
 
 def test_small_relative_changes_keep_their_digits():
