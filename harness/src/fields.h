@@ -82,9 +82,10 @@ inline constexpr Field kFields[] = {
     {"background_allocs_per_op", Section::kAlloc, "allocs", Gate::kInfo, nullptr,
      "allocations of other threads during the windows, per scenario op",
      &fields_internal::Alloc<&AllocMetrics::background_allocs_per_op>},
-    // Instructions under callgrind repeat exactly where the code is deterministic (docs/instructions.md,
-    // "Exact CPU cost"), so they gate like the allocation counts. The cache simulation's misses
-    // depend on addresses and varied between processes where Ir did not: shown, not gated.
+    // Instructions under callgrind repeat exactly where the code is deterministic
+    // (docs/instructions.md, "Exact CPU cost"), so they gate like the allocation counts. The cache
+    // simulation's misses depend on addresses and varied between processes where Ir did not: shown,
+    // not gated.
     {"instructions_per_op", Section::kInstructions, "Ir", Gate::kExact, "Ir/op",
      "instructions executed per op per thread, under callgrind (--instructions)",
      &fields_internal::Instructions},

@@ -1,5 +1,5 @@
 """What the gate says of a sampled B/op it cannot judge (issue 23, item 7): one whose tolerance
-is wider than its bound (imports/tolerance.py: 5% of the base, at least 1 B and at least the
+is wider than its bound (gate/tolerance.py: 5% of the base, at least 1 B and at least the
 configured or default tolerance), or that has none, is *unstable*, never *same*, and fails
 --fail-on alloc|any unless `[sampled] unstable = "show"`. A side of several files is their
 mean, its error the error of that mean. Every number below is computed here from the edited

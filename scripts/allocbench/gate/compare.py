@@ -7,7 +7,7 @@ Verdicts, per metric of a scenario instance present on both sides:
 - exact metrics: *worse* (increase beyond the budget), *allowed* (increase within it),
   *better* (decrease), *same*, or *nondeterministic* (forks of one side disagree; never gates);
 - sampled metrics (B/op of JMH and BenchmarkDotNet, imports/): the same verdicts beyond a
-  tolerance (imports/tolerance.py), *unstable* when there is none to judge with or it is wider
+  tolerance (gate/tolerance.py), *unstable* when there is none to judge with or it is wider
   than its bound; an unstable allocation metric cannot be judged, so it gates (--fail-on
   alloc|any) unless allocbench.toml says `[sampled] unstable = "show"`;
 - time: *worse* / *better* when the whole interval of the relative difference of means lies
@@ -142,7 +142,7 @@ class ExactChange:
     budget: str                # allowed increase: "0", "64", "10%"
     verdict: str
     section: str = "alloc"     # the results section: "alloc" or "instructions"
-    gate: str = "exact"        # or "sampled": B/op a runtime sampled (imports/tolerance.py)
+    gate: str = "exact"        # or "sampled": B/op a runtime sampled (gate/tolerance.py)
     tolerance: float | None = None   # sampled: the difference that is still *same*
     tolerance_from: str = ""   # sampled: how the tolerance was found
     bound: float | None = None   # sampled: the widest tolerance that judges (tolerance.py)

@@ -18,7 +18,7 @@ load.
     bytes_per_op = 0           # the allowed increase of any one site's B/op (a new site's is
     allocs_per_op = 0          # all of it), or "10%" of the site's base; the same for allocs
 
-    [sampled]                  # B/op that JMH and BenchmarkDotNet sample (imports/tolerance.py)
+    [sampled]                  # B/op that JMH and BenchmarkDotNet sample (gate/tolerance.py)
     tolerance = "1%"           # bytes, or a percent of the base: the least tolerance
     unstable = "fail"          # the default; "show": a sampled B/op the gate cannot judge (no
                                # tolerance, or one wider than its bound) is shown, not failed
@@ -78,7 +78,7 @@ UNSTABLE = ("fail", "show")
 
 @dataclass(frozen=True)
 class Sampled:
-    """[sampled]: how B/op that a runtime sampled is judged (imports/tolerance.py)."""
+    """[sampled]: how B/op that a runtime sampled is judged (gate/tolerance.py)."""
     tolerance: Limit | None = None   # the least tolerance; None: the tools' defaults
     unstable: str = "fail"           # an *unstable* sampled metric fails the gate, or "show"
 
