@@ -296,8 +296,8 @@ def test_the_guides_recipe_outside_the_subject_works_as_printed(tmp_path):
     assert (spec.bench, spec.target, spec.plugin_path, spec.common.submodules) == (
         team / "tracer", "tracer_scenarios", "tracer_scenarios.so", "none")
     lines = commands.strip().splitlines()
-    assert [shlex.split(line)[:2] for line in lines] == [["./allocbench", "sweep"],
-                                                         ["./allocbench", "bisect"]]
+    assert [shlex.split(line)[:2] for line in lines] == [
+        ["./allocbench", "sweep"], ["./allocbench", "bisect"], ["./allocbench", "profile"]]
     for line in lines:
         args = vars(cli.build_parser().parse_args(shlex.split(line)[1:]))
         assert (args["repo"], args["config"]) == (Path("../tracer"),
@@ -422,3 +422,16 @@ def test_the_tables_grafts_come_first_relative_to_its_folder(tmp_path, runner):
     assert str(refused.value) == (f"{config}: 'build.graft' entry 'gone': "
                                   f"{team / 'gone'} does not exist; give a file or folder of "
                                   "scenario sources, e.g. --graft bench")
+
+
+def test_profile_refuses_a_recipe_without_a_revision_to_build(tmp_path, capsys):
+    """--bench, --graft, --submodules and --config say how --rev is built: without --rev they
+    would be ignored, so they are refused, each named, before anything is built."""
+    from allocbench import cli
+    code = cli.main(["profile", "a/b", "--bench", str(tmp_path), "--submodules", "none"])
+    assert code == 2
+    assert capsys.readouterr().err == ("allocbench: error: --bench and --submodules say how a "
+                                       "revision is built: give --rev too, or drop them\n")
+    assert cli.main(["profile", "a/b", "--config", str(tmp_path / "allocbench.toml")]) == 2
+    assert capsys.readouterr().err == ("allocbench: error: --config says how a revision is "
+                                       "built: give --rev too, or drop it\n")

@@ -133,6 +133,43 @@ def test_second_sweep_builds_and_runs_nothing(tracer, build_flags, full_sweep, c
     assert {p: p.stat().st_mtime_ns for p in store.rglob("*.json")} == before
 
 
+def test_profile_of_swept_revisions_runs_the_plugins_they_were_measured_with(
+        tracer, build_flags, full_sweep, tmp_path, capfd, monkeypatch):
+    """profile --rev with the sweep's recipe options profiles the kept copy each record names
+    (no build); with another recipe (no --graft) it builds that recipe's plugin, keeps it,
+    and a second profile reuses it. Each site table sums to the commit's known B/op."""
+    from allocbench.harness import runners
+    store, _, _ = full_sweep
+    *flags, option, runner = build_flags   # profile takes no --runner: the profile runner's
+    assert option == "--runner"
+    monkeypatch.setattr(runners, "profile_runner_path",
+                        lambda jobs=None: Path(runner).parent / "allocbench-run-profile")
+    old, new = tracer.commits[0], tracer.commits[-1]
+    records = {c.sha: json.loads(next(store.rglob(f"{c.sha}/*.json")).read_text())
+               for c in (old, new)}
+
+    def profile(*extra: str) -> tuple[str, str]:
+        code = run_cli(["profile", synth.START_SPAN, "--rev", "v1.0", "--rev", "v2.0", *flags,
+                        "--out", str(tmp_path / "out"), *extra])
+        out, err = capfd.readouterr()
+        assert code == 0, err
+        totals = re.findall(r"^\| \*\*total\*\* \| \*\*(\d+)\*\* \| \*\*(\d+)\*\* \|", out,
+                            re.M)
+        assert totals == [("1", str(c.expected(graft=True)[synth.START_SPAN]["bytes_per_op"]))
+                          for c in (old, new)]
+        return out, err
+
+    _, err = profile("--graft", str(tracer.bench()))
+    for c in (old, new):
+        kept = records[c.sha]["results"]["context"]["plugins"][0]["path"]
+        assert f"allocbench: {c.sha[:12]}: its plugin as this recipe built it, {kept}\n" in err
+    assert "built:" not in err
+    _, err = profile()   # today's bench/ is not grafted: another recipe, built and kept
+    assert err.count("built:") == 2 and "as this recipe built it" not in err
+    _, err = profile()
+    assert "built:" not in err and err.count("as this recipe built it") == 2
+
+
 def test_graft_measures_old_commits_with_todays_scenarios(tracer, build_flags, full_sweep,
                                                           tmp_path):
     grafted, _, _ = full_sweep

@@ -463,8 +463,8 @@ def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, c
     built = []
     monkeypatch.setattr(packages, "ensure", lambda needed: None)
     monkeypatch.setattr(runners, "profile_runner", lambda near: near)
-    monkeypatch.setattr(sweep, "build_plugin",
-                        lambda plan, sha, folder: built.append(sha) or folder / "p.so")
+    monkeypatch.setattr(sweep, "plugin_of",
+                        lambda plan, sha: built.append(sha) or tmp_path / sha / "p.so")
     monkeypatch.setattr(profile, "profile", lambda runner, plugins, name, folder, ops:
                         SimpleNamespace(costs=same))
     plan = SimpleNamespace(repo=tmp_path, runner=tmp_path / "allocbench-run")

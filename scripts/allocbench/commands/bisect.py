@@ -264,7 +264,8 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float
 
 def _sites(plan, scenario: str, before: str, after: str, what: str = "") -> None:
     """The site diff of `scenario` between the last unchanged and the first changed commit:
-    both plugins built as the probes were, profiled under heaptrack (sites/profile.py)."""
+    the plugins the probes were measured with (built again as they were, when no longer
+    kept), profiled under heaptrack (sites/profile.py)."""
     try:
         packages.ensure(changes.PROFILE_PACKAGES)
     except UserError as e:
@@ -274,8 +275,7 @@ def _sites(plan, scenario: str, before: str, after: str, what: str = "") -> None
     runner = runners.profile_runner(plan.runner)
     tables = []
     for sha in (before, after):
-        plugin = sweep.build_plugin(plan, sha, folder / sha[:12])
-        tables.append(profile.profile(runner, [plugin], scenario, folder / sha[:12],
+        tables.append(profile.profile(runner, [sweep.plugin_of(plan, sha)], scenario, folder / sha[:12],
                                       changes.SITE_OPS))
     print(f"sites of {what}{terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per "
           f"op; profiles in {terminal(str(folder))}):")

@@ -180,6 +180,33 @@ def check_cmake(repo: Path, spec: buildspec.CMakeBuild, revisions: list[str]) ->
                   "--cmake (or [build] cmake) with a newer one", file=sys.stderr)
 
 
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How each revision is built: [build] of the toml with the command line over it."""
+    spec: buildspec.CMakeBuild | buildspec.CommandBuild
+    grafts: tuple[grafting.Graft, ...]
+    submodules: str
+
+
+def recipe(*, repo: Path, config: Path | None, graft: list[str], target: str | None,
+           plugin_path: str | None, cmake_arg: list[str], bench: Path | None = None,
+           cmake: str | None = None, submodules: str | None = None, jobs: int | None = None,
+           revisions: list[str] | None = None) -> Recipe:
+    """The recipe of sweep, bisect and profile --rev. What can be checked of the subject's
+    side is checked here, before the harness is built (minutes, cold): a bad $ALLOCBENCH_JOBS,
+    and that cmake is new enough for the bench project and for `revisions`."""
+    spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
+                      cmake_arg=cmake_arg, bench=bench, cmake=cmake, jobs=jobs)
+    spec.common.jobs_text()
+    if isinstance(spec, buildspec.CMakeBuild):
+        check_cmake(repo, spec, revisions or [])
+    # the toml's grafts first, then the command line's
+    grafts = tuple([grafting.parse(text, repo, Path(origin).resolve().parent, origin)
+                    for origin, text in spec.common.grafts]
+                   + [grafting.parse(text, repo) for text in graft])
+    return Recipe(spec, grafts, submodules or spec.common.submodules or submodules_of.DEFAULT)
+
+
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
               graft: list[str], target: str | None, plugin_path: str | None,
               cmake_arg: list[str], config: Path | None, runner: Path | None, timeout: float,
@@ -188,30 +215,21 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
               submodules: str | None = None, instructions: bool = False,
               estimated_cycles: bool = False, jobs: int | None = None,
               revisions: list[str] | None = None) -> sweeping.Plan:
-    """What every revision is measured with; `instructions` (and `estimated_cycles`): the
-    instructions pass too, with valgrind installed and a harness that can run it. What can
-    be checked of the subject's side is checked before the harness is built (minutes, cold):
-    here, that cmake is new enough for the bench project and for `revisions`."""
+    """What every revision is measured with: the recipe, checked first, then the harness;
+    `instructions` (and `estimated_cycles`): the instructions pass too, with valgrind
+    installed and a harness that can run it."""
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     pass_flags = instructions_pass.flags(instructions, estimated_cycles)
-    spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
-                      cmake_arg=cmake_arg, bench=bench, cmake=cmake, jobs=jobs)
-    spec.common.jobs_text()   # a bad $ALLOCBENCH_JOBS is refused before anything is built
-    if isinstance(spec, buildspec.CMakeBuild):
-        check_cmake(repo, spec, revisions or [])
-    # the toml's grafts first, then the command line's
-    grafts = tuple([grafting.parse(text, repo, Path(origin).resolve().parent, origin)
-                    for origin, text in spec.common.grafts]
-                   + [grafting.parse(text, repo) for text in graft])
-    runner = runners.find(runner, allocator, instructions=instructions, jobs=spec.common.jobs)
+    how = recipe(repo=repo, config=config, graft=graft, target=target,
+                 plugin_path=plugin_path, cmake_arg=cmake_arg, bench=bench, cmake=cmake,
+                 submodules=submodules, jobs=jobs, revisions=revisions)
+    runner = runners.find(runner, allocator, instructions=instructions, jobs=how.spec.common.jobs)
     runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
-    return sweeping.Plan(repo, spec, grafts, runner, allocator,
-                         machine_id(machine),
+    return sweeping.Plan(repo, how.spec, how.grafts, runner, allocator, machine_id(machine),
                          Store(store or worktrees.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed,
-                         submodules or spec.common.submodules or submodules_of.DEFAULT,
-                         instructions, estimated_cycles)
+                         how.submodules, instructions, estimated_cycles)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,

@@ -73,13 +73,14 @@ def find(runner: Path | None, allocator: str = "system", instructions: bool = Fa
     return runner
 
 
-def profile_runner_path() -> Path:
-    """This checkout's allocbench-run-profile, built when missing."""
+def profile_runner_path(jobs: int | None = None) -> Path:
+    """This checkout's allocbench-run-profile, built when missing (`jobs` at once)."""
     packages.ensure(packages.BUILD_PACKAGES)
     build = project.build_dir()
     runner = build / "bin" / PROFILE_RUNNER
     if not runner.exists():
-        project.configure_and_build(build, targets=[PROFILE_RUNNER, project.DEFAULT_TARGET])
+        project.configure_and_build(build, targets=[PROFILE_RUNNER, project.DEFAULT_TARGET],
+                                    jobs=jobs)
     return runner
 
 

@@ -254,12 +254,12 @@ def _built(build: Path, output: str, seconds: float) -> None:
 
 
 def build_plugins(repo: Path, shas: list[str], runner: Path, *, target: str | None,
-                  plugin_path: str | None, cmake_arg: list[str] | None, cmake: str | None
-                  ) -> dict[str, Path]:
+                  plugin_path: str | None, cmake_arg: list[str] | None, cmake: str | None,
+                  jobs: int | None = None) -> dict[str, Path]:
     """Each revision's plugin, built with the project's CMake in its own worktree (folders
-    kept and reused) against the package of `runner`'s build."""
+    kept and reused) against the package of `runner`'s build, `jobs` at once."""
     spec = CMakeBuild(target or DEFAULT_TARGET, plugin_path or DEFAULT_PLUGIN,
-                      tuple(cmake_arg or ()), cmake=cmake_program(cmake))
+                      tuple(cmake_arg or ()), cmake=cmake_program(cmake), common=Common(jobs=jobs))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas):
         with worktrees.locked(repo, sha):

@@ -136,17 +136,17 @@ def _keep_build_log(built: Path, log: Path) -> None:
 PLUGINS_KEPT = 32   # measured plugins kept per recipe, the newest: what a later profile reruns
 
 
-def kept_plugin(plan: Plan, sha: str, name: str) -> Path:
+def kept_folder(plan: Plan, sha: str) -> Path:
     """Where the plugin `sha` was measured with is kept: its own copy, which no other
     revision's build replaces (the shared tree's plugin is the last probe's)."""
-    return worktrees.state_dir(plan.repo) / "plugins" / plan.recipe_id / sha / name
+    return worktrees.state_dir(plan.repo) / "plugins" / plan.recipe_id / sha
 
 
 def keep_plugin(plan: Plan, sha: str, plugin: Path) -> Path:
-    """Copies the plugin just built for `sha` to kept_plugin, which the run then loads (so its
+    """Copies the plugin just built for `sha` into kept_folder, which the run then loads (so its
     results name that copy), and drops the oldest copies of the recipe beyond PLUGINS_KEPT: a
     record whose copy is gone names a path that does not exist, never another revision's."""
-    kept = kept_plugin(plan, sha, plugin.name)
+    kept = kept_folder(plan, sha) / plugin.name
     kept.parent.mkdir(parents=True, exist_ok=True)
     partial = kept.with_name(kept.name + ".partial")
     shutil.copy2(plugin, partial)
@@ -164,17 +164,21 @@ def _tree_key(plan: Plan) -> str:
     return plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
 
 
-def build_plugin(plan: Plan, sha: str, into: Path) -> Path:
-    """`sha`'s plugin built as measure() builds it (checked out, grafted, in the shared tree),
-    copied into the folder `into`: the tree's next build replaces the original."""
+def plugin_of(plan: Plan, sha: str) -> Path:
+    """`sha`'s plugin under this recipe: the kept copy a sweep or bisect measured (what its
+    record names), else built as measure() builds it (checked out, grafted, in the shared
+    tree) and kept, so that the tree's next build does not replace it."""
+    found = sorted(p for p in kept_folder(plan, sha).glob("*") if p.is_file() and not p.name.endswith(".partial"))
+    if found:
+        worktrees.announce(f"{sha[:12]}: its plugin as this recipe built it, {found[0]}")
+        return found[0]
     key = _tree_key(plan)
     with worktrees.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
         tree = worktrees.shared_tree(plan.repo, key)
         source = grafting.checkout(plan.repo, sha, list(plan.grafts),
                                    submodules=plan.submodules, tree=tree[0])
-        plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
-        into.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.copy2(plugin, into / plugin.name))
+        return keep_plugin(plan, sha, plan.spec.build(source, tree[1], sha,
+                                                      package_dir(plan.runner)))
 
 
 def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
