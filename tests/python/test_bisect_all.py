@@ -16,6 +16,7 @@ import io
 import math
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -210,7 +211,9 @@ def test_steps_print_no_control_characters(capsys):
 class FakeProbes:
     """What bisect's --all path asks of its probes, over records with known values."""
 
-    def __init__(self, values: list[float | None]):
+    def __init__(self, values: list[float | None], store: Path):
+        self.plan = SimpleNamespace(store=SimpleNamespace(root=store), machine="m",
+                                    allocator="system", recipe_id="0123456789abcdef")
         self.commits = [f"{i:x}" * 40 for i in range(len(values))]
         self.all = [bisect_record(sha, v, f"commit {i}", label=sha[:10])
                     for i, (sha, v) in enumerate(zip(self.commits, values))]
@@ -231,9 +234,15 @@ class FakeProbes:
         return "costs"
 
 
-def test_a_step_hidden_by_skips_makes_bisect_all_exit_1(capsys):
-    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2]), (1, 2), sites=False)
+def test_a_step_hidden_by_skips_makes_bisect_all_exit_1(capsys, tmp_path):
+    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2], tmp_path), (1, 2),
+                               sites=False)
     assert code == 1
+    # kept as it is: not exact, so a report names no commit for it
+    from allocbench.history import bisected
+    (kept,), _ = bisected.read(tmp_path)
+    assert [(s["before"], s["after"], s["exact"]) for s in kept["steps"]] == [
+        ("4" * 40, "6" * 40, False)]
     assert capsys.readouterr().out.splitlines() == [
         "change 1 is one of these 2 commits; the skipped ones hide which (bytes_per_op 1 → 2 "
         "(+1, +100.0%) from 4444444444):",
@@ -416,6 +425,34 @@ def test_bisect_all_names_each_step_of_set_tag(tracer, every_set_tag_step, store
     values = probe_values(progress, tracer)
     assert values == {c.index: f"measured: bytes_per_op {set_tag_bytes(c)}"
                       for c in tracer.commits if c.index in (1, 12, 6, 3, 2, 4, 5, 9, 10, 11)}
+
+
+def test_the_steps_are_kept_in_the_store_and_a_report_names_each_ones_commit(
+        tracer, every_set_tag_step, store):
+    """Kept beside the records (history/bisected.py), so the report's largest changes name
+    the commit of each set_tag step: the probes on both sides of it are in the store."""
+    from allocbench.history import bisected
+    from allocbench.reports import inputs, steps as steps_of
+    (kept,), problems = bisected.read(store)
+    assert problems == []
+    good, bad = tracer.by_tag("v1.0"), tracer.by_tag("v2.0")
+    assert {k: kept[k] for k in ("scenario", "metric", "good", "bad", "search")} == {
+        "scenario": synth.SET_TAG, "metric": "bytes_per_op", "good": good.sha, "bad": bad.sha,
+        "search": "all"}
+    expected = [(parent.sha, commit.sha, True, before, after, commit.subject)
+                for commit, before, after, parent in expected_steps(tracer.commits)]
+    assert [(s["before"], s["after"], s["exact"], s["from"], s["to"], s["subject"])
+            for s in kept["steps"]] == expected
+    # merged into another store, with the records
+    from allocbench import cli
+    merged = store.parent / "merged"
+    assert cli.main(["merge", str(store), "--into", str(merged)]) == 0
+    assert bisected.read(merged) == ([kept], [])
+    site = inputs.read([], merged, [], [])
+    named = sorted((s.old.sha, s.new.sha, s.commit["subject"])
+                   for s in steps_of.steps(site.histories, site.bisects)
+                   if s.name == synth.SET_TAG)
+    assert named == sorted((a, b, subject) for a, b, _, _, _, subject in expected)
 
 
 def test_bisect_all_again_and_plain_bisect_reuse_the_store(tracer, build_flags,

@@ -30,7 +30,8 @@ from allocbench.base import packages
 from allocbench.base.errors import UserError
 from allocbench.base.escape import terminal
 from allocbench.harness import instructions_pass, runners
-from allocbench.history import bisection, selection, sweep, sweep_progress, sweep_table, worktrees
+from allocbench.history import bisected, bisection, selection, sweep, sweep_progress
+from allocbench.history import sweep_table, worktrees
 from allocbench.history.store import problem
 from allocbench.sites import changes, per_op, profile
 from allocbench.commands import sweep as sweep_command
@@ -245,6 +246,20 @@ class _Probes:
                 f"{terminal(str(self.plan.store.root))}")
 
 
+def _keep(probes: _Probes, search: str, steps: list[bisection.Change]) -> None:
+    """What the search found, into the store beside its records (history/bisected.py): what
+    a report names as the commit of a step."""
+    plan, probed = probes.plan, probes.probed()
+    bisected.write(plan.store.root, {
+        "machine": plan.machine, "allocator": plan.allocator, "recipe": plan.recipe_id,
+        "scenario": probes.scenario, "metric": probes.metric, "good": probes.commits[0],
+        "bad": probes.commits[-1], "search": search,
+        "steps": [{"before": probes.commits[c.low], "after": probes.commits[c.high],
+                   "exact": c.exact, "from": c.before, "to": c.after,
+                   "label": probed[c.high]["label"], "subject": probed[c.high]["subject"]}
+                  for c in steps]})
+
+
 def _first_change(probes: _Probes, good_sha: str, good_value: float
                   ) -> tuple[int, tuple[str, str] | None]:
     """Without --all: the first commit whose value differs from good's; the exit code, and
@@ -257,6 +272,8 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float
     found = bisection.search(count, differs)
     _report(found, probes.probed()[1:], probes.scenario, probes.metric, good_sha, good_value)
     print(f"{count} commits after good; {probes.cost()}")
+    low, high = found.low + 1, found.high + 1
+    _keep(probes, "first", [bisection.Change(low, high, good_value, probes.values[high])])
     if not found.exact:
         return 1, None
     return 0, (probes.commits[found.low + 1], probes.commits[found.high + 1])
@@ -301,6 +318,7 @@ def _every_step(probes: _Probes, ends: tuple[float, float], sites: bool) -> int:
         _print_step(next(numbers), change, probes.probed(), probes.metric, probes.scenario)
 
     survey = bisection.every_change(last, ends, value, found)
+    _keep(probes, "all", survey.changes)
     _skipped(probes.probed(), survey.skipped, probes.scenario)
     hidden = sum(not c.exact for c in survey.changes)
     steps = f"{len(survey.changes)} step{'' if len(survey.changes) == 1 else 's'}"
