@@ -155,8 +155,8 @@ def test_the_index_leads_with_the_largest_allocation_changes_of_the_whole_histor
 
 def test_a_step_a_bisect_named_shows_its_commit_and_a_damaged_result_is_left_out(tmp_path,
                                                                                capsys):
-    """A bisect between v1.0 and v1.1 whose probe (a commit of January 15) is in the store:
-    v1.0 → probe 64 → 80 B, bisected exactly; probe → v1.1 80 → 96 B, 1 → 2 allocs, not."""
+    """A bisect between v1.0 and v1.1 whose probe (a commit of January 15) is stored:
+    v1.0 → probe 64 → 80 B, bisected exactly; probe → v1.1 80 → 96 B, 1 → 2 allocs: not."""
     from allocbench.history import bisected
     probe = rd.Revision(rd.sha(7), rd.sha(7)[:10], "add a field to the span",
                         (rd.span(80, 1), rd.fanout(1), rd.fanout(5), rd.fanout(20)),

@@ -302,7 +302,8 @@ def test_bisect_names_each_known_change(tracer, build_flags, full_sweep, tmp_pat
         assert shown and sum(int(line.split(" B/op")[0].replace("−", "-"))
                              for line in shown) == after - before, out
         span = bad - good
-        measured = int(out.split("commits after good; ")[1].split(" measured")[0])
+        measured = int(re.search(r"commits after good; \d+ revisions looked at, the ends "
+                                 r"included: (\d+) measured", out)[1])
         # The README's bound: ⌈log2 N⌉ probes of the N commits, plus up to two per skip.
         assert measured <= math.ceil(math.log2(span)) + 2 * out.count("skipped"), out
         skipped = f"skipped {tracer.commits[synth.BROKEN - 1].sha[:10]}: build failed"

@@ -292,7 +292,8 @@ def _sites(plan, scenario: str, before: str, after: str, what: str = "") -> None
     runner = runners.profile_runner(plan.runner)
     tables = []
     for sha in (before, after):
-        tables.append(profile.profile(runner, [sweep.plugin_of(plan, sha)], scenario, folder / sha[:12],
+        tables.append(profile.profile(runner, [sweep.plugin_of(plan, sha)], scenario,
+                                      folder / sha[:12],
                                       changes.SITE_OPS))
     print(f"sites of {what}{terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per "
           f"op; profiles in {terminal(str(folder))}):")

@@ -1,8 +1,8 @@
 """What a bisect found, kept in the store beside the records it measured
 (<store>/.bisects/<id>.json, one file per machine, allocator, recipe, scenario, metric, pair
-of ends and search, `all` or `first`; a later bisect of the same replaces it), so that a report names the commit that made
-a step of the history. A dot folder: no machine's folder can be named so, and the records'
-globs (store.Store.paths) never reach it.
+of ends and search, `all` or `first`; a later bisect of the same replaces it), so that a
+report names the commit that made a step of the history. A dot folder: no machine's folder
+can be named so, and the records' globs (store.Store.paths) never reach it.
 
 A file is read whole or not at all: one that is damaged is a problem with its path and its fix
 (the report shows it and goes on), never a wrong commit.

@@ -168,7 +168,8 @@ def plugin_of(plan: Plan, sha: str) -> Path:
     """`sha`'s plugin under this recipe: the kept copy a sweep or bisect measured (what its
     record names), else built as measure() builds it (checked out, grafted, in the shared
     tree) and kept, so that the tree's next build does not replace it."""
-    found = sorted(p for p in kept_folder(plan, sha).glob("*") if p.is_file() and not p.name.endswith(".partial"))
+    found = sorted(p for p in kept_folder(plan, sha).glob("*")
+                   if p.is_file() and not p.name.endswith(".partial"))
     if found:
         worktrees.announce(f"{sha[:12]}: its plugin as this recipe built it, {found[0]}")
         return found[0]
