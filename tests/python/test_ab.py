@@ -281,7 +281,7 @@ def test_profile_of_two_revisions_names_the_block_the_candidate_adds(user_repo, 
                                                                      monkeypatch):
     repo, shas = user_repo
     monkeypatch.setattr(runners, "profile_runner_path",
-                        lambda: runner.parent / "allocbench-run-profile")
+                        lambda jobs=None: runner.parent / "allocbench-run-profile")
     code = cli.main(["profile", "e2e/start_span", "--rev", "main~2", "--rev", "main~1",
                      "--repo", str(repo), f"--cmake-arg=-DCMAKE_PREFIX_PATH={prefix}",
                      "--target", "e2e_scenarios", "--plugin-path", "e2e_scenarios.so",

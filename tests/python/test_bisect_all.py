@@ -16,6 +16,7 @@ import io
 import math
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -210,7 +211,9 @@ def test_steps_print_no_control_characters(capsys):
 class FakeProbes:
     """What bisect's --all path asks of its probes, over records with known values."""
 
-    def __init__(self, values: list[float | None]):
+    def __init__(self, values: list[float | None], store: Path):
+        self.plan = SimpleNamespace(store=SimpleNamespace(root=store), machine="m",
+                                    allocator="system", recipe_id="0123456789abcdef")
         self.commits = [f"{i:x}" * 40 for i in range(len(values))]
         self.all = [bisect_record(sha, v, f"commit {i}", label=sha[:10])
                     for i, (sha, v) in enumerate(zip(self.commits, values))]
@@ -231,9 +234,15 @@ class FakeProbes:
         return "costs"
 
 
-def test_a_step_hidden_by_skips_makes_bisect_all_exit_1(capsys):
-    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2]), (1, 2))
+def test_a_step_hidden_by_skips_makes_bisect_all_exit_1(capsys, tmp_path):
+    code = command._every_step(FakeProbes([1, 1, 1, 1, 1, None, 2, 2, 2], tmp_path), (1, 2),
+                               sites=False)
     assert code == 1
+    # kept as it is: not exact, so a report names no commit for it
+    from allocbench.history import bisected
+    (kept,), _ = bisected.read(tmp_path)
+    assert [(s["before"], s["after"], s["exact"]) for s in kept["steps"]] == [
+        ("4" * 40, "6" * 40, False)]
     assert capsys.readouterr().out.splitlines() == [
         "change 1 is one of these 2 commits; the skipped ones hide which (bytes_per_op 1 → 2 "
         "(+1, +100.0%) from 4444444444):",
@@ -311,10 +320,27 @@ def test_the_eta_counts_down_while_a_revision_is_measured(clock, monkeypatch, ca
     progress.measure(FakePlan(None), 2, "b" * 40)
     etas = [line.rsplit("ETA ", 1)[1].rstrip(")") if "ETA" in line else None
             for line in capsys.readouterr().err.splitlines()]
-    # The first revision: no mean yet. Then 200 s × 2 left = 6:40, less the time spent on the
-    # second revision, never below 0; after it, the mean of 200 and 450 s × 1 left.
+    # The first revision: nothing measured yet. Then 200 s × 2 left = 6:40, less the time
+    # spent on the second revision, never below 0; after it, what the second cost × 1 left.
     assert etas == [None, None, None, "6:40",
-                    "6:40", "4:10", "0:00", "5:25"]
+                    "6:40", "4:10", "0:00", "7:30"]
+
+
+def test_the_eta_is_what_the_probes_after_the_cold_first_one_cost(clock, monkeypatch, capsys):
+    """dd-trace-cpp's bisect said `ETA 46:47` after its cold first probe and ended 12 minutes
+    later: the later probes reuse the tree. Once a second is measured, the first is left out."""
+    costs = [460, 30, 50, 40]
+
+    def measure(plan: FakePlan, sha: str, name: str) -> dict[str, Any]:
+        clock[0] += costs.pop(0)
+        return ok_record(1)
+    monkeypatch.setattr(sweep_progress, "measure", measure)
+    progress = sweep_progress.Progress(total=7, to_measure=7)
+    for i in range(4):
+        progress.measure(FakePlan(None), i + 1, chr(ord("a") + i) * 40)
+    etas = [line.rsplit("ETA ", 1)[1].rstrip(")") for line in capsys.readouterr().err.splitlines()]
+    # 460 × 6 left; then 30 × 5; the median of 30 and 50 × 4; the median of 30, 50, 40 × 3
+    assert etas == ["46:00", "2:30", "2:40", "2:00"]
 
 
 # --- end to end on the synthetic history ----------------------------------------------------------
@@ -374,8 +400,8 @@ def store(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def every_set_tag_step(tracer, build_flags, store) -> tuple[int, str, str]:
-    return bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all", *build_flags,
-                   *store_flags(store)])
+    return bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all", "--no-sites",
+                   *build_flags, *store_flags(store)])
 
 
 def test_bisect_all_names_each_step_of_set_tag(tracer, every_set_tag_step, store):
@@ -392,29 +418,60 @@ def test_bisect_all_names_each_step_of_set_tag(tracer, every_set_tag_step, store
     assert lines[-2] == ("5 steps, each named exactly; a change undone between two commits of "
                          "equal value is not searched for")
     # N = 11 commits after v1.0; 8 probes between the ends (⌈log2 11⌉ = 4, 5 steps: ≤ 20).
-    assert lines[-1].startswith("11 commits after good, 8 probed between the ends; "
-                                "10 measured, 0 from the store ")
+    assert lines[-1].startswith("11 commits after good, 8 probed between the ends; 10 "
+                                "revisions looked at, the ends included: 10 measured, 0 from "
+                                "the store ")
     # Each probe's line shows its value; commit 7 lies between 336 and 336 and is not probed.
     values = probe_values(progress, tracer)
     assert values == {c.index: f"measured: bytes_per_op {set_tag_bytes(c)}"
                       for c in tracer.commits if c.index in (1, 12, 6, 3, 2, 4, 5, 9, 10, 11)}
 
 
+def test_the_steps_are_kept_in_the_store_and_a_report_names_each_ones_commit(
+        tracer, every_set_tag_step, store):
+    """Kept beside the records (history/bisected.py), so the report's largest changes name
+    the commit of each set_tag step: the probes on both sides of it are in the store."""
+    from allocbench.history import bisected
+    from allocbench.reports import inputs, steps as steps_of
+    (kept,), problems = bisected.read(store)
+    assert problems == []
+    good, bad = tracer.by_tag("v1.0"), tracer.by_tag("v2.0")
+    assert {k: kept[k] for k in ("scenario", "metric", "good", "bad", "search")} == {
+        "scenario": synth.SET_TAG, "metric": "bytes_per_op", "good": good.sha, "bad": bad.sha,
+        "search": "all"}
+    expected = [(parent.sha, commit.sha, True, before, after, commit.subject)
+                for commit, before, after, parent in expected_steps(tracer.commits)]
+    assert [(s["before"], s["after"], s["exact"], s["from"], s["to"], s["subject"])
+            for s in kept["steps"]] == expected
+    # merged into another store, with the records
+    from allocbench import cli
+    merged = store.parent / "merged"
+    assert cli.main(["merge", str(store), "--into", str(merged)]) == 0
+    assert bisected.read(merged) == ([kept], [])
+    site = inputs.read([], merged, [], [])
+    named = sorted((s.old.sha, s.new.sha, s.commit["subject"])
+                   for s in steps_of.steps(site.histories, site.bisects)
+                   if s.name == synth.SET_TAG)
+    assert named == sorted((a, b, subject) for a, b, _, _, _, subject in expected)
+
+
 def test_bisect_all_again_and_plain_bisect_reuse_the_store(tracer, build_flags,
                                                            every_set_tag_step, store):
     _, first_out, _ = every_set_tag_step
     code, out, progress = bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0", "--all",
-                                  *build_flags, *store_flags(store)])
+                                  "--no-sites", *build_flags, *store_flags(store)])
     assert code == 0
     assert out.splitlines()[:-1] == first_out.splitlines()[:-1]
-    assert "8 probed between the ends; 0 measured, 10 from the store " in out
+    assert ("8 probed between the ends; 10 revisions looked at, the ends included: 0 "
+            "measured, 10 from the store ") in out
     assert all(": stored: bytes_per_op " in line for line in progress.splitlines())
     # A plain bisect finds the first step only, in 3 probes (its 5 revisions all stored).
     code, out, progress = bisect([synth.SET_TAG, "--good", "v1.0", "--bad", "v2.0",
-                                  *build_flags, *store_flags(store)])
+                                  "--no-sites", *build_flags, *store_flags(store)])
     assert code == 0
     assert f"first change: {tracer.commits[1].sha}\n" in out
-    assert "11 commits after good; 0 measured, 5 from the store " in out
+    assert ("11 commits after good; 5 revisions looked at, the ends included: 0 measured, 5 "
+            "from the store ") in out
     assert len(progress.splitlines()) == 2 + 3
 
 
@@ -431,14 +488,21 @@ def test_bisect_all_skips_a_broken_commit_and_says_how_to_retry_it(tracer, build
     assert [line for line in out.splitlines() if line.startswith("change ")] == [
         f"change 1: {tracer.commits[5].sha} (v1.2)", f"change 2: {last.sha}"]
     assert f"skipped {broken.sha[:10]}: build failed: " in out
+    # Each exact step gets its allocation sites' diff (the --help's promise), after the summary.
+    steps = [(tracer.commits[4].sha, tracer.commits[5].sha), (tracer.commits[8].sha, last.sha)]
+    titles = [line.split(" (heaptrack")[0] for line in out.splitlines()
+              if line.startswith("sites of ")]
+    assert titles == [f"sites of change {i}, {synth.SET_TAG}, {a[:10]} → {b[:10]}"
+                      for i, (a, b) in enumerate(steps, 1)]
+    assert out.index("probed between the ends") < out.index("sites of change 1")
     # Probed: 7 (skipped), 6, 8, 9; 7 and 8 are new, the ends and 6, 9 are stored.
-    assert "5 commits after good, 4 probed between the ends; 2 measured, 4 from the store " \
-        in out
+    assert ("5 commits after good, 4 probed between the ends; 6 revisions looked at, the ends "
+            "included: 2 measured, 4 from the store ") in out
     values = probe_values(progress, tracer)
     assert values[synth.BROKEN].startswith("build failed: ")
     assert values[8] == "measured: bytes_per_op 336" and values[6] == "stored: bytes_per_op 336"
     # Run again: the stored failure is replayed, and its line says how to measure it again.
-    code, _, progress = bisect(argv)
+    code, _, progress = bisect([*argv, "--no-sites"])
     assert code == 0
     again = probe_values(progress, tracer)[synth.BROKEN]
     assert again.startswith("stored, build failed: ")

@@ -47,10 +47,11 @@ class Axes:
             if found:
                 self.x.append((float(found[1]), text.text))
         low, high = min(self.ticks), max(self.ticks)
-        self.y0, self.scale = self.ticks[low], (self.ticks[low] - self.ticks[high]) / high
+        self.low, self.y0 = low, self.ticks[low]
+        self.scale = (self.ticks[low] - self.ticks[high]) / (high - low)
 
     def value(self, y: float) -> float:
-        return (self.y0 - y) / self.scale
+        return self.low + (self.y0 - y) / self.scale
 
     def revision(self, x: float) -> str:
         (label,) = [label for at, label in self.x if abs(at - x) < 0.05]
@@ -66,8 +67,8 @@ def test_the_ticks_start_at_zero_and_contain_every_drawn_value():
                                          y_title="allocs/op")))
     assert sorted(axes.ticks) == TICKS
     assert [label for _, label in axes.x] == LABELS
-    # Evenly spaced over the plot: 64 px left margin, 760 − 64 − 122 px wide for 5 revisions.
-    assert [x for x, _ in axes.x] == pytest.approx([64 + 574 * i / 4 for i in range(5)],
+    # Evenly spaced over the plot: 64 px left margin, 960 − 64 − 122 px wide for 5 revisions.
+    assert [x for x, _ in axes.x] == pytest.approx([64 + 774 * i / 4 for i in range(5)],
                                                    abs=0.05)
 
 
@@ -110,6 +111,38 @@ def test_the_band_is_drawn_from_low_to_high_and_broken_at_the_gap():
     assert [label for label, _ in outline] == ["v1.2", "v1.3", "v1.4", "v1.4", "v1.3", "v1.2"]
     assert [v for _, v in outline] == pytest.approx([130, 108, 0, 0, 100, 110],
                                                     abs=_tolerance(axes))
+
+
+@pytest.mark.parametrize("low, high, ticks", [
+    (2804, 3048, [2800, 2900, 3000, 3100]),   # 244 / 4 = 61 → steps of 100, from below 2,804
+    (96, 120, [90, 100, 110, 120]),           # 24 / 4 = 6 → steps of 10, from 90
+    (64, 96, [60, 70, 80, 90, 100]),          # 64 > 96 / 2: 32 / 4 = 8 → steps of 10
+    (48, 96, [0, 50, 100]),                   # 48 ≤ 96 / 2: the data fills half an axis from 0
+    (96, 96, [0, 50, 100]),                   # a flat history is drawn from 0
+])
+def test_a_history_axis_starts_at_zero_unless_the_data_would_fill_less_than_half(low, high,
+                                                                                  ticks):
+    assert charts.axis_ticks(low, high) == pytest.approx(ticks)
+
+
+def test_an_axis_that_does_not_start_at_zero_says_so_and_maps_points_back():
+    series = charts.Series("a", (2804.0, 3024.0, 3024.0, 3048.0))
+    root = _parse(charts.line_chart("B/op", LABELS[:4], [series], y_title="B/op"))
+    axes = Axes(root)
+    assert sorted(axes.ticks) == [2800, 2900, 3000, 3100]
+    for circle, value in zip(root.findall("s:circle", NS), series.values):
+        assert axes.value(float(circle.get("cy"))) == pytest.approx(value, abs=_tolerance(axes))
+    (said,) = [t for t in root.findall("s:text", NS) if t.get("class") == "axis-from"]
+    assert said.text == "y axis from 2,800, not 0"
+    assert len(root.findall("s:path[@class='axis-break']", NS)) == 1
+    # From zero: no break, and the zero line is the dark one.
+    root = _parse(charts.line_chart("B/op", LABELS[:2], [charts.Series("a", (40.0, 96.0))],
+                                    y_title="B/op"))
+    assert root.findall("s:path[@class='axis-break']", NS) == []
+    axes = Axes(root)
+    dark = [float(line.get("y1")) for line in root.findall("s:line", NS)
+            if line.get("stroke") == "#888"]
+    assert dark == pytest.approx([axes.ticks[0]], abs=0.05)
 
 
 def test_a_failed_revision_is_a_mark_on_the_axis_with_its_reason():

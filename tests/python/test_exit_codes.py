@@ -691,6 +691,8 @@ def test_bisect_all_whose_change_skipped_commits_hide_is_1(tracer, build_flags, 
             f"{before} → {after} (+{after - before}, +{(after - before) / before:.1%}) from "
             f"{good.sha[:10]}):") in out
     assert "1 step, 1 hidden among skipped commits;" in out
+    assert ("no allocation sites of change 1: skipped commits hide which commit it is; profile "
+            "two of them: allocbench profile --rev A --rev B") in out
 
 
 # --- calibrate, merge, sweep-table: 2 at the command line; calibrate, sweep, bisect: 3 ------

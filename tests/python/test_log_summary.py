@@ -133,3 +133,19 @@ def test_a_failed_record_names_cmakes_message_not_its_location():
     assert sweep_table.markdown([column], ["bytes_per_op"]).splitlines()[-1] == (
         "- ✗ `cccccccccc` build failed: `CMake Error: CMake 3.28 or higher is required. You are "
         "running version 3.25.1` — log: /l/c.log")
+
+
+def test_a_note_on_a_record_reaches_its_failure_line_and_an_ok_revisions_notes():
+    note = "submodule bench/gbench (2dd015d0a1b2) left empty: …; fix: …"
+    failed = {"sha": "c" * 40, "label": "cccccccccc", "machine": "m1", "recipe": "0" * 16,
+              "status": "build_failed", "time_measured": False, "results": None,
+              "log": "/l/c.log", "log_tail": "span.cc:3:1: fatal error: gbench.h: No such file",
+              "note": note}
+    assert store.problem(failed) == \
+        f"build failed: span.cc:3:1: fatal error: gbench.h: No such file ({note})"
+    assert store.problem(dict(failed, note="")) == \
+        "build failed: span.cc:3:1: fatal error: gbench.h: No such file"
+    column = sweep_table.Column("c" * 40, "cccccccccc", failed)
+    assert sweep_table.markdown([column], ["bytes_per_op"]).splitlines()[-1] == (
+        f"- ✗ `cccccccccc` build failed: `span.cc:3:1: fatal error: gbench.h: No such file "
+        f"({note})` — log: /l/c.log")

@@ -111,7 +111,7 @@ def test_the_sites_sum_to_the_count_pass_for_every_builtin_instance(profiler, tm
 
 def test_the_command_writes_the_profile_and_the_table(profiler, build_dir, tmp_path, capsys,
                                                       monkeypatch):
-    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda jobs=None: profiler[0])
     out = tmp_path / "profiles"
     code = cli.main(["profile", NAMES.format(0), "--plugin", str(profiler[1][0]),
                      "--out", str(out)])
@@ -126,7 +126,7 @@ def test_the_command_writes_the_profile_and_the_table(profiler, build_dir, tmp_p
 
 
 def test_an_unknown_instance_names_the_closest(profiler, capsys, monkeypatch):
-    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda jobs=None: profiler[0])
     code = cli.main(["profile", "span_creation/bare_start_spam", "--plugin",
                      str(profiler[1][0])])
     assert code == 2
@@ -139,7 +139,7 @@ def test_a_site_table_that_misses_its_count_pass_is_1(profiler, ground_truth, ca
                                                      monkeypatch, tmp_path):
     # growing_vector keeps what it allocates: its vector grows in some ops and not in others,
     # so the few ops profiled do not show the count pass's average.
-    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda jobs=None: profiler[0])
     code = cli.main(["profile", "ground_truth/growing_vector", "--plugin", str(ground_truth),
                      "--out", str(tmp_path)])
     assert code == 1
@@ -278,7 +278,7 @@ def test_every_row_of_the_site_tables_in_order(profiler, ground_truth, capsys, m
     of one site by their bytes (1 × 100 B before 3 × 32 B). ground_truth/background adds a
     thread that mallocs 64 B as fast as it can: its row comes last, whatever its B/op (mostly
     more than both others), and how many it made per op is the scheduler's."""
-    monkeypatch.setattr(runners, "profile_runner_path", lambda: profiler[0])
+    monkeypatch.setattr(runners, "profile_runner_path", lambda jobs=None: profiler[0])
     code = cli.main(["profile", "ground_truth/mixed", "ground_truth/background", "--plugin",
                      str(ground_truth), "--out", str(tmp_path)])
     assert code == 1   # the background thread's allocations per op are not the count pass's

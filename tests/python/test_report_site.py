@@ -127,15 +127,69 @@ def test_the_sweep_page_is_the_sweep_table(tmp_path):
     assert "build failed: span.cc:3: error: expected ';'" in "".join(page.text)
 
 
-def test_changes_between_the_last_two_revisions_come_first_exact_before_time(tmp_path):
-    newer = rd.Revision(rd.sha(6), "v1.11", "grow it again",
-                        (rd.span(112, 3, (60.0, 61.0, 59.5, 60.2, 60.9)),
-                         rd.fanout(1), rd.fanout(5), rd.fanout(20)),
-                        committed="2026-07-01T00:00:00+00:00")
-    out = build(tmp_path, rd.history() + [newer])
+NEWER = rd.Revision(rd.sha(6), "v1.11", "grow it again",
+                    (rd.span(112, 3, (60.0, 61.0, 59.5, 60.2, 60.9)),
+                     rd.fanout(1), rd.fanout(5), rd.fanout(20)),
+                    committed="2026-07-01T00:00:00+00:00")
+
+
+def _not_bisected(old: str, new: str) -> str:
+    return f"not bisected: allocbench bisect tracer/start_span --good {old} --bad {new} --all"
+
+
+def test_the_index_leads_with_the_largest_allocation_changes_of_the_whole_history(tmp_path):
+    """span: v1.0 → v1.1 64 → 96 B (+50 %), 1 → 2 allocs (+100 %); v1.1 → v1.2 96 → 80 B
+    (−16.7 %); v1.10 → v1.11 80 → 112 B (+40 %), 2 → 3 allocs (+50 %); the fan-out never
+    changes. Ranked by the larger relative change: +100 %, +50 %, −16.7 %."""
+    out = build(tmp_path, rd.history() + [NEWER])
+    rows = Page(out / "index.html").table("largest")
+    assert rows == [
+        ["scenario", "B/op", "allocs/op", "revisions", "commit"],
+        ["tracer/start_span", "64 → 96 (+32)", "1 → 2 (+1)", "v1.0 → v1.1",
+         _not_bisected("v1.0", "v1.1")],
+        ["tracer/start_span", "80 → 112 (+32)", "2 → 3 (+1)", "v1.10 → v1.11",
+         _not_bisected("v1.10", "v1.11")],
+        ["tracer/start_span", "96 → 80 (-16)", "2 → 2", "v1.1 → v1.2",
+         _not_bisected("v1.1", "v1.2")]]
+
+
+def test_a_step_a_bisect_named_shows_its_commit_and_a_damaged_result_is_left_out(tmp_path,
+                                                                               capsys):
+    """A bisect between v1.0 and v1.1 whose probe (a commit of January 15) is stored:
+    v1.0 → probe 64 → 80 B, bisected exactly; probe → v1.1 80 → 96 B, 1 → 2 allocs: not."""
+    from allocbench.history import bisected
+    probe = rd.Revision(rd.sha(7), rd.sha(7)[:10], "add a field to the span",
+                        (rd.span(80, 1), rd.fanout(1), rd.fanout(5), rd.fanout(20)),
+                        committed="2026-01-15T00:00:00+00:00")
+    store = rd.write_store(tmp_path / "store", rd.history()[:2] + [probe])
+    found = {"machine": "ci-runner", "allocator": "system", "recipe": "0123456789abcdef",
+             "scenario": "tracer/start_span", "metric": "bytes_per_op", "good": rd.sha(1),
+             "bad": rd.sha(2), "search": "all",
+             "steps": [{"before": rd.sha(1), "after": rd.sha(7), "exact": True, "from": 64,
+                        "to": 80, "label": probe.label, "subject": probe.subject}]}
+    bisected.write(store, found)
+    # the same bisect for another allocator names nothing here
+    bisected.write(store, {**found, "allocator": "jemalloc"})
+    out = tmp_path / "site"
+    assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 0
+    rows = Page(out / "index.html").table("largest")[1:]
+    assert [r[3:] for r in rows] == [
+        [f"{probe.label} → v1.1", _not_bisected(probe.label, "v1.1")],
+        [f"v1.0 → {probe.label}", f"{rd.sha(7)[:10]} add a field to the span (bisected)"]]
+    (store / bisected.FOLDER / "0000000000000000.json").write_text('{"bisect_version": 1}')
+    out = tmp_path / "again"
+    assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 1
+    assert "1 store file could not be read" in capsys.readouterr().err
+    assert Page(out / "index.html").table("largest")[1:] == rows
+    assert any("0000000000000000.json: 'machine' must be a non-empty string" in t
+               for t in Page(out / "index.html").text)
+
+
+def test_changes_between_the_last_two_revisions_follow_exact_before_time(tmp_path):
+    out = build(tmp_path, rd.history() + [NEWER])
     page = Page(out / "index.html")
     classes = [c for c, _ in page.tables]
-    assert classes[:3] == ["changes exact", "changes time", "latest filterable"]
+    assert classes[:4] == ["largest", "changes exact", "changes time", "latest filterable"]
     assert page.table("exact")[1:] == [
         ["tracer/start_span", "B/op", "80", "112", "+32", "+40.0%"],
         ["tracer/start_span", "allocs/op", "2", "3", "+1", "+50.0%"],
@@ -249,7 +303,8 @@ def test_an_unreadable_record_is_a_revision_shown_with_its_reason_and_exit_1(tmp
     damaged.write_text('{"store_version": 1,')
     out = tmp_path / "site"
     assert cli.main(["report", "--store", str(store), "--out", str(out)]) == 1
-    assert "1 store records could not be read" in capsys.readouterr().err
+    assert "1 store file could not be read: a record's revision is shown as unreadable" in \
+        capsys.readouterr().err
     rows = scenario_page(out, "tracer/start_span").table("revisions")
     # Without its record, the revision has no label or date: it is listed with the commits.
     assert [r[0] for r in rows[1:]] == ["v1.0", "v1.2", "v1.10", rd.sha(2)[:10], rd.sha(5)[:10]]

@@ -150,7 +150,7 @@ def test_profile_writes_long_and_alike_names_and_labels_apart(named, prefix, run
                                                               tmp_path, monkeypatch):
     repo, _ = named
     monkeypatch.setattr(runners, "profile_runner_path",
-                        lambda: runner.parent / "allocbench-run-profile")
+                        lambda jobs=None: runner.parent / "allocbench-run-profile")
     code = cli.main(["profile", *NAMES.values(), "--rev", "rev/1", "--rev", "rev_1", "--repo",
                      str(repo), *build_flags(prefix), "--out", str(tmp_path)])
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from allocbench.history import graft, worktrees
+from allocbench.history import graft, submodules, worktrees
 from allocbench.history.revision import git
 
 UNREACHABLE = "https://example.invalid/dep.git"
@@ -115,3 +115,32 @@ def test_relative_urls_resolve_against_the_superprojects_remote():
     from allocbench.history.submodules import _join
     assert _join("https://host/org/app.git", "../inner.git") == "https://host/org/inner.git"
     assert _join("/srv/git/app", "./sub") == "/srv/git/app/sub"
+
+
+def test_auto_leaves_a_submodule_neither_source_has_empty_and_says_so(project, tmp_path, capsys):
+    """A checkout whose submodules were never initialised, offline: the project may build
+    without them (dd-trace-cpp's benchmark submodules), so auto goes on and names them."""
+    user = tmp_path / "user"
+    run_git(tmp_path, "clone", "-q", str(project["app"]), str(user))   # no submodule update
+    worktrees.state_dir(user)
+    source = graft.checkout(user, project["old"], [], tree=tmp_path / "tree")
+    assert list((source / "third_party" / "dep").iterdir()) == []
+    assert submodules.left_empty(source) == [f"third_party/dep ({project['dep_v1'][:12]})"]
+    said = capsys.readouterr().err
+    assert (f"submodule third_party/dep left empty: error: submodule 'third_party/dep' needs "
+            f"commit {project['dep_v1']}, which neither source has; fix: check it out in your "
+            "own checkout (git submodule update --init)") in said
+    with pytest.raises(worktrees.StepFailed):   # remote still wants every one of them
+        graft.checkout(user, project["old"], [], submodules="remote", tree=tmp_path / "tree")
+    # the user's own checkout, with them checked out: nothing is left empty
+    assert submodules.left_empty(graft.checkout(project["app"], project["old"], [],
+                                                tree=tmp_path / "full")) == []
+
+
+def test_the_note_of_submodules_left_empty_says_the_fix():
+    assert submodules.empty_note(["a (0123456789ab)"]) == (
+        "submodule a (0123456789ab) left empty: neither your checkout nor the URL in .gitmodules "
+        "has the commit; fix: check it out in your checkout (git submodule update --init), "
+        "which auto uses offline, or set [build] submodules = \"none\" if the project builds "
+        "without it")
+    assert submodules.empty_note(["a (0)", "b/c (1)"]).startswith("submodules a (0), b/c (1) ")

@@ -93,7 +93,27 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     assert "#### ns/op — directional only" in text
     note = next(line for line in lines if line.startswith("- ✗"))
     assert tracer.commits[broken].sha[:10] in note and "error:" in note
-    assert note.endswith("-build.log")
+    # the log is the recipe's own: another recipe's failure of this commit has another
+    sha = tracer.commits[broken].sha
+    (failed,) = [json.loads(p.read_text()) for p in store.rglob(f"{sha}/*.json")]
+    assert note.endswith(f"{sha}-{failed['recipe']}-build.log")
+    assert " failed (exit code " in Path(failed["log"]).read_text().splitlines()[0]
+    # the table is written beside the records it shows, not into the repository
+    assert (store / "sweep.md").read_text() == text
+    assert (store / "sweep.csv").read_text().startswith("metric,scenario,")
+    assert not (tracer.repo / ".allocbench" / "sweep.md").exists()
+    # a measured revision's build output is kept too, under the same name
+    first = tracer.commits[0].sha
+    kept = tracer.repo / ".allocbench" / "logs" / f"{first}-{failed['recipe']}-build.log"
+    assert "Building CXX object" in kept.read_text()
+    # each record names its own copy of the plugin it was measured with, which no later build
+    # replaces (the shared tree's plugin is the last revision's)
+    ok = [json.loads(p.read_text()) for c in tracer.commits if c.index != synth.BROKEN
+          for p in store.rglob(f"{c.sha}/*.json")]
+    paths = [Path(r["results"]["context"]["plugins"][0]["path"]) for r in ok]
+    assert len(set(paths)) == len(ok) == 11 and all(p.is_file() for p in paths)
+    assert all(p.parent.name == r["sha"] and p.parent.parent.name == r["recipe"]
+               for p, r in zip(paths, ok))
     curve = (store.parent / "curve.svg").read_text()
     assert f">{synth.TRACE}<" in curve and f">{tracer.commits[broken].sha[:10]} ✗<" in curve
 
@@ -111,6 +131,43 @@ def test_second_sweep_builds_and_runs_nothing(tracer, build_flags, full_sweep, c
     assert len(progress) == 12 and all(": stored" in line for line in progress), progress
     assert "building" not in err and "running" not in err
     assert {p: p.stat().st_mtime_ns for p in store.rglob("*.json")} == before
+
+
+def test_profile_of_swept_revisions_runs_the_plugins_they_were_measured_with(
+        tracer, build_flags, full_sweep, tmp_path, capfd, monkeypatch):
+    """profile --rev with the sweep's recipe options profiles the kept copy each record names
+    (no build); with another recipe (no --graft) it builds that recipe's plugin, keeps it,
+    and a second profile reuses it. Each site table sums to the commit's known B/op."""
+    from allocbench.harness import runners
+    store, _, _ = full_sweep
+    *flags, option, runner = build_flags   # profile takes no --runner: the profile runner's
+    assert option == "--runner"
+    monkeypatch.setattr(runners, "profile_runner_path",
+                        lambda jobs=None: Path(runner).parent / "allocbench-run-profile")
+    old, new = tracer.commits[0], tracer.commits[-1]
+    records = {c.sha: json.loads(next(store.rglob(f"{c.sha}/*.json")).read_text())
+               for c in (old, new)}
+
+    def profile(*extra: str) -> tuple[str, str]:
+        code = run_cli(["profile", synth.START_SPAN, "--rev", "v1.0", "--rev", "v2.0", *flags,
+                        "--out", str(tmp_path / "out"), *extra])
+        out, err = capfd.readouterr()
+        assert code == 0, err
+        totals = re.findall(r"^\| \*\*total\*\* \| \*\*(\d+)\*\* \| \*\*(\d+)\*\* \|", out,
+                            re.M)
+        assert totals == [("1", str(c.expected(graft=True)[synth.START_SPAN]["bytes_per_op"]))
+                          for c in (old, new)]
+        return out, err
+
+    _, err = profile("--graft", str(tracer.bench()))
+    for c in (old, new):
+        kept = records[c.sha]["results"]["context"]["plugins"][0]["path"]
+        assert f"allocbench: {c.sha[:12]}: its plugin as this recipe built it, {kept}\n" in err
+    assert "built:" not in err
+    _, err = profile()   # today's bench/ is not grafted: another recipe, built and kept
+    assert err.count("built:") == 2 and "as this recipe built it" not in err
+    _, err = profile()
+    assert "built:" not in err and err.count("as this recipe built it") == 2
 
 
 def test_graft_measures_old_commits_with_todays_scenarios(tracer, build_flags, full_sweep,
@@ -245,7 +302,8 @@ def test_bisect_names_each_known_change(tracer, build_flags, full_sweep, tmp_pat
         assert shown and sum(int(line.split(" B/op")[0].replace("−", "-"))
                              for line in shown) == after - before, out
         span = bad - good
-        measured = int(out.split("commits after good; ")[1].split(" measured")[0])
+        measured = int(re.search(r"commits after good; \d+ revisions looked at, the ends "
+                                 r"included: (\d+) measured", out)[1])
         # The README's bound: ⌈log2 N⌉ probes of the N commits, plus up to two per skip.
         assert measured <= math.ceil(math.log2(span)) + 2 * out.count("skipped"), out
         skipped = f"skipped {tracer.commits[synth.BROKEN - 1].sha[:10]}: build failed"
@@ -426,3 +484,6 @@ def test_another_recipe_is_kept_beside_the_first(tracer, build_flags, full_sweep
     assert all(re.fullmatch(r"[-\dT:]+\.\d{6}\+00:00", r["recorded"]) for r in records)
     assert table(tracer, store, "v1.1")[("bytes_per_op", synth.TRACE)] == \
         [float(tracer.by_tag("v1.1").expected(graft=True)[synth.TRACE]["bytes_per_op"])]
+    # a side sweep into another store leaves the main sweep's table as it was
+    assert (full_sweep[0] / "sweep.md").read_text() == full_sweep[2]
+    assert (store / "sweep.md").read_text().splitlines()[2].startswith("| scenario | v1.1 |")

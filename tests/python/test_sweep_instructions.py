@@ -215,7 +215,8 @@ def test_the_metric_implies_the_pass_and_the_store_serves_it(flags, bisected):
                                 "instructions_per_op", *flags)   # no --instructions
     assert code == 0, out + err
     cost = [line for line in out.splitlines() if " commits after good; " in line]
-    assert cost[0].startswith("4 commits after good; 0 measured, 4 from the store ")
+    assert cost[0].startswith("4 commits after good; 4 revisions looked at, the ends "
+                              "included: 0 measured, 4 from the store ")
     assert [line for line in out.splitlines() if line not in cost] == \
         [line for line in bisected[1].splitlines() if " commits after good; " not in line]
     assert all(": stored: instructions_per_op " in line for line in progress(err)), err

@@ -7,7 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import subprocess
+import types
 from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
@@ -461,8 +463,8 @@ def test_bisect_says_so_when_no_allocation_site_changed(tmp_path, monkeypatch, c
     built = []
     monkeypatch.setattr(packages, "ensure", lambda needed: None)
     monkeypatch.setattr(runners, "profile_runner", lambda near: near)
-    monkeypatch.setattr(sweep, "build_plugin",
-                        lambda plan, sha, folder: built.append(sha) or folder / "p.so")
+    monkeypatch.setattr(sweep, "plugin_of",
+                        lambda plan, sha: built.append(sha) or tmp_path / sha / "p.so")
     monkeypatch.setattr(profile, "profile", lambda runner, plugins, name, folder, ops:
                         SimpleNamespace(costs=same))
     plan = SimpleNamespace(repo=tmp_path, runner=tmp_path / "allocbench-run")
@@ -549,3 +551,29 @@ def test_a_records_place_in_the_store_in_either_layout():
     assert store.Store.place(Path(f"s/m1/jemalloc/{sha}/0123456789abcdef.json")) == (
         "m1", "jemalloc", sha)
     assert store.Store.place(Path(f"s/m1/jemalloc/{sha}.json")) == ("m1", "jemalloc", sha)
+
+
+def test_a_revision_measured_with_a_note_says_so_under_the_table():
+    sha = "a" * 40
+    noted = sweep_table.Column(sha, "v1", record(sha, {"s/a": 64}, label="v1",
+                                                 note="submodule x (0123) left empty: …"))
+    plain = sweep_table.Column("b" * 40, "v2", record("b" * 40, {"s/a": 64}, label="v2"))
+    notes = [line for line in sweep_table.markdown([noted, plain], ["bytes_per_op"]).splitlines()
+             if line.startswith("- ")]
+    assert notes == ["- `v1` (aaaaaaaaaa): measured with submodule x (0123) left empty: …"]
+
+
+def test_the_kept_plugins_are_each_revisions_own_and_the_oldest_go(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    plan = types.SimpleNamespace(repo=repo, recipe_id="r" * 16)
+    built = tmp_path / "tree" / "p.so"
+    built.parent.mkdir()
+    monkeypatch.setattr(sweep, "PLUGINS_KEPT", 2)
+    kept = []
+    for i, sha in enumerate(("a" * 40, "b" * 40, "c" * 40)):
+        built.write_text(f"plugin {i}")
+        kept.append(sweep.keep_plugin(plan, sha, built))
+        os.utime(kept[-1].parent, ns=(i * 10**9, i * 10**9))   # the order they were kept in
+    assert [p.read_text() if p.exists() else None for p in kept] == [None, "plugin 1", "plugin 2"]
+    assert kept[2] == repo / ".allocbench" / "plugins" / plan.recipe_id / ("c" * 40) / "p.so"

@@ -103,7 +103,7 @@ def test_bisect_all_names_both_steps_of_the_two_step_change(subject, flags, swep
     assert [c.index for c in points if subject.by_tag(good).index < c.index
             <= subject.by_tag(bad).index] == [first.index, second.index]
     code = cli.main(["bisect", real.LOG_LINE, "--good", good, "--bad", bad, "--metric",
-                     "allocs_per_op", "--all", "--store", str(store), *flags])
+                     "allocs_per_op", "--all", "--no-sites", "--store", str(store), *flags])
     out = capsys.readouterr().out
     assert code == 0, out
     named = re.findall(r"\b([0-9a-f]{40})\b", out)

@@ -48,8 +48,9 @@ CODES: tuple[ExitCode, ...] = (
         "revision that did not build or run (`sweep`); no single commit to name, because "
         "skipped commits hide it or good and bad have the same value (`bisect`); a test that "
         "failed, or a stage that ran no test at all (`test`); a store record that could not "
-        "be read, shown in the site as an unreadable revision (`report`); a site table that does "
-        "not sum to its count pass, a nondeterministic instance (`profile`)",
+        "be read, shown in the site as an unreadable revision, or a bisect's kept result that "
+        "could not be read, left out (`report`); a site table that does not sum to its count "
+        "pass, a nondeterministic instance (`profile`)",
         ("run", "test", "compare", "ab", "sweep", "bisect", "report", "profile", RUNNER),
         "all of it, the failure with its reason"),
     ExitCode(

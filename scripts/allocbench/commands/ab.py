@@ -65,9 +65,9 @@ def judge_sites(comparison: cmp.Comparison, settings: config_file.Config,
 
 def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = None,
         plugin_path: str | None = None, cmake_arg: list[str] | None = None,
-        cmake: str | None = None, runner: Path | None = None, forks: int = 3,
-        repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
-        instance_timeout: str | None = None, no_time: bool = False,
+        cmake: str | None = None, jobs: int | None = None, runner: Path | None = None,
+        forks: int = 3, repetitions: int | None = None, min_time: str | None = None,
+        filter: str | None = None, instance_timeout: str | None = None, no_time: bool = False,
         instructions: bool = False, estimated_cycles: bool = False,
         format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
@@ -88,7 +88,7 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
             raise UserError(f"{rules.judged_by(policy.CONFIG)}: its [[sites]] budgets need "
                             f"heaptrack to profile allocation sites (or pass --no-sites): {e}"
                             ) from None
-    runner = runners.find(runner, instructions=instructions)
+    runner = runners.find(runner, instructions=instructions, jobs=jobs)
     options = runners.options(repetitions=repetitions, min_time=min_time, filter=filter,
                               no_time=no_time, instance_timeout=instance_timeout,
                               instructions=instructions, estimated_cycles=estimated_cycles)
@@ -99,7 +99,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
     # they take turns, each from its builds to its comparison.md.
     with worktrees.locked(repo, f"ab-{pair}", f"the ab folder {out}"):
         plugins = buildspec.build_plugins(repo, list(shas.values()), runner, target=target,
-                                plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
+                                          plugin_path=plugin_path, cmake_arg=cmake_arg,
+                                          cmake=cmake, jobs=jobs)
         subjects = [worktrees.Subject(side, (plugins[sha],),
                                       tuple(worktrees.revision(repo, sha).context_flags()))
                     for side, sha in shas.items()]

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from allocbench.harness import instructions_pass, project
+from allocbench.history.submodules import MODES
 
 
 def percent(text: str) -> float:
@@ -55,7 +56,8 @@ def add_run_arguments(parser: argparse.ArgumentParser, forks: int, with_no_time:
 
 
 def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
-    """How a revision's plugin is built with the project's CMake: shared by ab and sweeps."""
+    """How a revision's plugin is built with the project's CMake, and with how many jobs:
+    shared by ab, profile and the sweeps."""
     parser.add_argument("--target", metavar="NAME",
                         help=f"CMake target of the scenario plugin [{project.DEFAULT_TARGET}]")
     parser.add_argument("--plugin-path", metavar="PATH",
@@ -66,3 +68,27 @@ def add_cmake_arguments(parser: argparse.ArgumentParser) -> None:
                              "--cmake-arg=-DMY_OPTION=ON")
     parser.add_argument("--cmake", metavar="PATH",
                         help="the cmake program to configure and build with [cmake on PATH]")
+    parser.add_argument("--jobs", type=positive, metavar="N",
+                        help="build jobs at once (the harness's and each revision's), for a "
+                             "machine shared with other work [[build] jobs where a recipe is "
+                             "read, else $ALLOCBENCH_JOBS, else one per CPU]")
+
+
+def add_recipe_arguments(parser: argparse.ArgumentParser) -> None:
+    """The rest of a recipe (with add_cmake_arguments): how sweep, bisect and profile --rev
+    build a revision, each also a key of [build] in the toml that --config names (its grafts
+    are applied before the command line's)."""
+    parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
+                        help="copy PATH (today's scenario sources) over DEST of every revision "
+                             "[DEST: PATH's place in the repository]; repeatable")
+    parser.add_argument("--bench", type=Path, metavar="DIR",
+                        help="a CMake project beside the subject that builds the plugin, "
+                             "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
+                             "source tree> (instead of the revision's own CMake)")
+    parser.add_argument("--submodules", choices=MODES, default=None,
+                        help="where each revision's git submodules come from: auto (your "
+                             "checkout's when it has them, works offline; else their URL), "
+                             "remote (their URL), none [[build] submodules, else auto]")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="allocbench.toml whose [build] says how each revision is built "
+                             "[<repo>/allocbench.toml if it has one]")

@@ -30,7 +30,8 @@ from allocbench.base import packages
 from allocbench.base.errors import UserError
 from allocbench.base.escape import terminal
 from allocbench.harness import instructions_pass, runners
-from allocbench.history import bisection, selection, sweep, sweep_progress, sweep_table, worktrees
+from allocbench.history import bisected, bisection, selection, sweep, sweep_progress
+from allocbench.history import sweep_table, worktrees
 from allocbench.history.store import problem
 from allocbench.sites import changes, per_op, profile
 from allocbench.commands import sweep as sweep_command
@@ -53,7 +54,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-sites", action="store_true",
                         help="do not profile the last unchanged and the first changed commit "
                              "(by default, for an allocation metric: their allocation sites' "
-                             "diff ends the output)")
+                             "diff ends the output; with --all, one diff per exact step)")
     instructions_pass.add_arguments(parser)
     for action in parser._actions:   # argparse has no public way to reword an argument
         if action.dest == "instructions":
@@ -237,9 +238,26 @@ class _Probes:
         return [self.records.get(i) for i in range(len(self.commits))]
 
     def cost(self) -> str:
+        """How the revisions looked at were had: one count of them, the ends included, so
+        that `8 probed between the ends` and the 10 it took do not read as 18."""
         measured = len(self.progress.durations)
-        return (f"{measured} measured, {len(self.records) - measured} from the store "
+        return (f"{len(self.records)} revisions looked at, the ends included: {measured} "
+                f"measured, {len(self.records) - measured} from the store "
                 f"{terminal(str(self.plan.store.root))}")
+
+
+def _keep(probes: _Probes, search: str, steps: list[bisection.Change]) -> None:
+    """What the search found, into the store beside its records (history/bisected.py): what
+    a report names as the commit of a step."""
+    plan, probed = probes.plan, probes.probed()
+    bisected.write(plan.store.root, {
+        "machine": plan.machine, "allocator": plan.allocator, "recipe": plan.recipe_id,
+        "scenario": probes.scenario, "metric": probes.metric, "good": probes.commits[0],
+        "bad": probes.commits[-1], "search": search,
+        "steps": [{"before": probes.commits[c.low], "after": probes.commits[c.high],
+                   "exact": c.exact, "from": c.before, "to": c.after,
+                   "label": probed[c.high]["label"], "subject": probed[c.high]["subject"]}
+                  for c in steps]})
 
 
 def _first_change(probes: _Probes, good_sha: str, good_value: float
@@ -254,14 +272,17 @@ def _first_change(probes: _Probes, good_sha: str, good_value: float
     found = bisection.search(count, differs)
     _report(found, probes.probed()[1:], probes.scenario, probes.metric, good_sha, good_value)
     print(f"{count} commits after good; {probes.cost()}")
+    low, high = found.low + 1, found.high + 1
+    _keep(probes, "first", [bisection.Change(low, high, good_value, probes.values[high])])
     if not found.exact:
         return 1, None
     return 0, (probes.commits[found.low + 1], probes.commits[found.high + 1])
 
 
-def _sites(plan, scenario: str, before: str, after: str) -> None:
+def _sites(plan, scenario: str, before: str, after: str, what: str = "") -> None:
     """The site diff of `scenario` between the last unchanged and the first changed commit:
-    both plugins built as the probes were, profiled under heaptrack (sites/profile.py)."""
+    the plugins the probes were measured with (built again as they were, when no longer
+    kept), profiled under heaptrack (sites/profile.py)."""
     try:
         packages.ensure(changes.PROFILE_PACKAGES)
     except UserError as e:
@@ -271,11 +292,11 @@ def _sites(plan, scenario: str, before: str, after: str) -> None:
     runner = runners.profile_runner(plan.runner)
     tables = []
     for sha in (before, after):
-        plugin = sweep.build_plugin(plan, sha, folder / sha[:12])
-        tables.append(profile.profile(runner, [plugin], scenario, folder / sha[:12],
+        tables.append(profile.profile(runner, [sweep.plugin_of(plan, sha)], scenario,
+                                      folder / sha[:12],
                                       changes.SITE_OPS))
-    print(f"sites of {terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per op; "
-          f"profiles in {terminal(str(folder))}):")
+    print(f"sites of {what}{terminal(scenario)}, {before[:10]} → {after[:10]} (heaptrack, per "
+          f"op; profiles in {terminal(str(folder))}):")
     moved = per_op.diff(tables[0].costs, tables[1].costs)
     for change in moved:
         print(f"  {change.text(terminal, terminal)}")
@@ -283,9 +304,10 @@ def _sites(plan, scenario: str, before: str, after: str) -> None:
         print("  no allocation site changed")
 
 
-def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
+def _every_step(probes: _Probes, ends: tuple[float, float], sites: bool) -> int:
     """--all: each step printed as soon as it is found, in history order; then the skips and
-    what it cost. The ETA follows bisection.probes_ahead, as the number of steps is unknown."""
+    what it cost, then (`sites`) the allocation sites' diff of each exact step. The ETA
+    follows bisection.probes_ahead, as the number of steps is unknown."""
     last = len(probes.commits) - 1
     numbers = itertools.count(1)
 
@@ -297,6 +319,7 @@ def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
         _print_step(next(numbers), change, probes.probed(), probes.metric, probes.scenario)
 
     survey = bisection.every_change(last, ends, value, found)
+    _keep(probes, "all", survey.changes)
     _skipped(probes.probed(), survey.skipped, probes.scenario)
     hidden = sum(not c.exact for c in survey.changes)
     steps = f"{len(survey.changes)} step{'' if len(survey.changes) == 1 else 's'}"
@@ -305,6 +328,14 @@ def _every_step(probes: _Probes, ends: tuple[float, float]) -> int:
           "searched for")
     print(f"{last} commits after good, {len(probes.records) - 2} probed between the ends; "
           f"{probes.cost()}")
+    if sites:
+        for number, change in enumerate(survey.changes, 1):
+            if change.exact:
+                _sites(probes.plan, probes.scenario, probes.commits[change.low],
+                       probes.commits[change.high], f"change {number}, ")
+            else:
+                print(f"no allocation sites of change {number}: skipped commits hide which "
+                      "commit it is; profile two of them: allocbench profile --rev A --rev B")
     return 1 if hidden else 0
 
 
@@ -317,7 +348,7 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         instance_timeout: str | None = None, force: bool = False,
         retry_failed: bool = False, bench: Path | None = None, cmake: str | None = None,
         submodules: str | None = None, no_sites: bool = False, instructions: bool = False,
-        estimated_cycles: bool = False) -> int:
+        estimated_cycles: bool = False, jobs: int | None = None) -> int:
     repo = worktrees.toplevel(repo or Path.cwd())
     # a metric of the instructions pass needs it (known before anything is measured: FALLBACK)
     instructions = instructions or sweep_table.passes_for([metric])[0]
@@ -327,11 +358,12 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
     line = selection.first_parent(repo, good_sha, bad_sha)
     plan = sweep_command.make_plan(
         repo=repo, store=store, machine=machine, allocator=allocator, graft=graft or [],
+        revisions=[good_sha, bad_sha],
         target=target, plugin_path=plugin_path, cmake_arg=cmake_arg or [], config=config,
         runner=runner, timeout=timeout, force=force, retry_failed=retry_failed, time=False,
         run_options=[] if instance_timeout is None else ["--instance-timeout", instance_timeout],
         bench=bench, cmake=cmake, submodules=submodules, instructions=instructions,
-        estimated_cycles=estimated_cycles)
+        estimated_cycles=estimated_cycles, jobs=jobs)
     probes = _Probes(plan, [good_sha, *line], scenario, metric,
                      math.ceil(math.log2(len(line))) + 2)
     good_value = _endpoint(probes.record(0), "good", scenario, metric)
@@ -344,13 +376,19 @@ def run(*, scenario: str, good: str, bad: str, metric: str = "bytes_per_op",
         return 1
     print(f"{what}: {_number(good_value)} at {terminal(good)} ({good_sha[:10]}), "
           f"{_number(bad_value)} at {terminal(bad)} ({bad_sha[:10]})", flush=True)
+    sites = not no_sites and section == "alloc"
+    # heaptrack's sites explain bytes and allocations, not instructions
+    why = "" if no_sites or sites else (
+        f"no allocation sites: {terminal(metric)} is not an allocation metric (callgrind, e.g. "
+        "valgrind --tool=callgrind, shows where instructions go)")
     if every_step:
-        return _every_step(probes, (good_value, bad_value))
+        code = _every_step(probes, (good_value, bad_value), sites)
+        if why:
+            print(why)
+        return code
     code, pair = _first_change(probes, good_sha, good_value)
-    if pair is not None and not no_sites:
-        if section == "alloc":
-            _sites(plan, scenario, *pair)
-        else:   # heaptrack's sites explain bytes and allocations, not instructions
-            print(f"no allocation sites: {terminal(metric)} is not an allocation metric "
-                  "(callgrind, e.g. valgrind --tool=callgrind, shows where instructions go)")
+    if pair is not None and sites:
+        _sites(plan, scenario, *pair)
+    elif pair is not None and why:
+        print(why)
     return code

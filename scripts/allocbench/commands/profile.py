@@ -6,8 +6,10 @@ do not sum to the count pass; profile.py) and writes per instance, into --out (p
 --out/<revision>, with two): the heaptrack profile (<slug>.zst, for heaptrack_gui and
 heaptrack_print) and its per-op site table (<slug>.sites.json, which names the instance, and
 .sites.md), where <slug> is names.slug of the instance; prints the tables, and under one that
-does not sum, its sites that were not steady. With --rev, each revision's plugin is built as
-`ab` builds it and profiled; with two revisions, the site diff of each instance follows. Exit
+does not sum, its sites that were not steady. With --rev, each revision's plugin is the one a
+sweep or bisect measured it with under the same recipe (--config, --bench, --graft,
+--submodules, as sweep takes them) when that copy is still kept, else it is built by that
+recipe; with two revisions, the site diff of each instance follows. Exit
 codes: 0 profiled, and every op-thread site table sums to its count pass exactly; 1 one does
 not (a nondeterministic instance); 2 bad input (an unknown instance: the closest names are
 named); 3 heaptrack or a build failed.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from allocbench.base import exit_codes, packages
 from allocbench.base.errors import UserError
@@ -25,11 +28,12 @@ from allocbench.base.escape import md_code, md_text, terminal
 from allocbench.base.fileio import write_atomically
 from allocbench.base.names import slug
 from allocbench.harness import project, runners
-from allocbench.history import buildspec, worktrees
+from allocbench.history import buildspec, sweep as sweeping, worktrees
+from allocbench.history.store import Store, machine_id
 from allocbench.sites import per_op as sites_of, profile
 from allocbench.sites.changes import PROFILE_PACKAGES
 from allocbench.sites.per_op import count_text as count
-from allocbench.commands import arguments
+from allocbench.commands import arguments, sweep as sweep_command
 
 
 def setup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,11 +42,13 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plugin", action="append", default=[], type=Path, metavar="PATH",
                         help="scenario plugin (repeatable) [the built-in scenarios]")
     parser.add_argument("--rev", action="append", default=[], metavar="REV",
-                        help="build this revision's plugin as 'ab' does and profile it "
-                             "(repeatable; two: their site diff too)")
+                        help="profile this revision's plugin, built by the recipe 'sweep' "
+                             "builds it with (or the copy a sweep kept); two: their site "
+                             "diff too")
     parser.add_argument("--repo", type=Path, metavar="PATH",
                         help="the repository of --rev [the current checkout]")
     arguments.add_cmake_arguments(parser)
+    arguments.add_recipe_arguments(parser)
     parser.add_argument("--ops", type=arguments.positive, default=2, metavar="N",
                         help="ops per count window of the shorter run (the longer: 2·N) [2]")
     parser.add_argument("--out", type=Path, default=Path("allocbench-profiles"), metavar="DIR",
@@ -99,23 +105,42 @@ def _profile_all(runner: Path, plugins: list[Path], names: list[str], folder: Pa
     return found
 
 
+def _built(repo: Path | None, rev: list[str], jobs: int | None, **recipe: Any
+           ) -> tuple[Path, dict[str, list[Path]]]:
+    """The profile runner and each revision's plugin (labelled by its name), by the recipe a
+    sweep of `repo` uses (checked before the runner is built)."""
+    repo = worktrees.toplevel(repo or Path.cwd())
+    shas = {name: worktrees.resolve(repo, name) for name in rev}
+    how = sweep_command.recipe(repo=repo, jobs=jobs, revisions=list(shas.values()), **recipe)
+    runner = runners.profile_runner_path(jobs=how.spec.common.jobs)
+    plan = sweeping.Plan(repo, how.spec, how.grafts, runner, "system", machine_id(None),
+                         Store(worktrees.state_dir(repo) / "results"),
+                         submodules=how.submodules)
+    return runner, {name: [sweeping.plugin_of(plan, sha)] for name, sha in shas.items()}
+
+
 def run(*, names: list[str], plugin: list[Path] | None = None, rev: list[str] | None = None,
         repo: Path | None = None, target: str | None = None, plugin_path: str | None = None,
-        cmake_arg: list[str] | None = None, cmake: str | None = None, ops: int = 2,
+        cmake_arg: list[str] | None = None, cmake: str | None = None, jobs: int | None = None,
+        graft: list[str] | None = None, bench: Path | None = None,
+        submodules: str | None = None, config: Path | None = None, ops: int = 2,
         out: Path = Path("allocbench-profiles")) -> int:
     if plugin and rev:
         raise UserError("--plugin and --rev both say which plugin to profile: give one of them")
     if len(rev or []) > 2:
         raise UserError(f"--rev given {len(rev)} times: give one revision, or two to compare")
+    recipe = {"graft": graft or [], "bench": bench, "submodules": submodules, "config": config}
+    if not rev and any(recipe.values()):
+        given = [f"--{key}" for key, value in recipe.items() if value]
+        say, them = ("say", "them") if len(given) > 1 else ("says", "it")
+        raise UserError(f"{' and '.join(given)} {say} how a revision is built: give --rev too, "
+                        f"or drop {them}")
     packages.ensure(PROFILE_PACKAGES)
-    runner = runners.profile_runner_path()
     if rev:
-        repo = worktrees.toplevel(repo or Path.cwd())
-        shas = {name: worktrees.resolve(repo, name) for name in rev}
-        built = buildspec.build_plugins(repo, list(shas.values()), runner, target=target,
-                                 plugin_path=plugin_path, cmake_arg=cmake_arg, cmake=cmake)
-        sides = {name: [built[sha]] for name, sha in shas.items()}
+        runner, sides = _built(repo, rev, jobs, target=target, plugin_path=plugin_path,
+                               cmake_arg=cmake_arg or [], cmake=cmake, **recipe)
     else:
+        runner = runners.profile_runner_path(jobs=jobs)
         sides = {"plugin": [p.resolve() for p in plugin] if plugin else
                  [project.build_dir() / buildspec.DEFAULT_PLUGIN]}
     for paths in sides.values():

@@ -61,8 +61,10 @@ def publish(found, out: Path) -> int:
         print(f"allocbench: {built.left} holds what was added to {out} during the build; move "
               "it back into the report's folder", file=sys.stderr)
     if found.problems:
-        print(f"allocbench: {len(found.problems)} store records could not be read; their "
-              "revisions are shown as unreadable (see the index page)", file=sys.stderr)
+        n = len(found.problems)
+        print(f"allocbench: {n} store file{'' if n == 1 else 's'} could not be read: a record's "
+              "revision is shown as unreadable, a bisect's result is left out (see the index "
+              "page)", file=sys.stderr)
         return exit_codes.FAILED
     return exit_codes.OK
 

@@ -7,7 +7,8 @@ allocbench.toml) and run by ONE fixed harness. Each result goes to the store as 
 exists: a revision already stored is neither rebuilt nor rerun (--force does), and an
 interrupted sweep resumes where it stopped. A revision that fails to build, crashes or times out
 is recorded with the end of its log and the sweep goes on. Prints the sweep table and writes it
-to <repo>/.allocbench/sweep.md and sweep.csv.
+beside the records it shows, <store>/sweep.md and sweep.csv (the default store:
+<repo>/.allocbench/results/), so a side sweep into another store never replaces it.
 
 --instructions also counts instructions per op (the instructions pass, under callgrind: exact,
 like B/op) and adds their Ir/op table; `--metric instructions_per_op` implies it. A revision
@@ -20,6 +21,7 @@ instance failed in one, 2 bad input, 3 allocbench's own harness could not be bui
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -31,6 +33,7 @@ from allocbench.harness.runners import ALLOCATORS
 from allocbench.history import buildconfig, buildspec, graft as grafting, selection
 from allocbench.history import submodules as submodules_of, sweep as sweeping, sweep_plot
 from allocbench.history import sweep_progress, sweep_table, worktrees
+from allocbench.history.revision import git
 from allocbench.history.store import Store, machine_id
 from allocbench.gate import config
 from allocbench.commands import arguments, report as report_command
@@ -61,21 +64,8 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--graft", action="append", default=[], metavar="PATH[:DEST]",
-                        help="copy PATH (today's scenario sources) over DEST of every revision "
-                             "[DEST: PATH's place in the repository]; repeatable")
-    parser.add_argument("--bench", type=Path, metavar="DIR",
-                        help="a CMake project beside the subject that builds the plugin, "
-                             "configured per revision with -DALLOCBENCH_SUBJECT_DIR=<its "
-                             "source tree> (instead of the revision's own CMake)")
     arguments.add_cmake_arguments(parser)
-    parser.add_argument("--submodules", choices=submodules_of.MODES, default=None,
-                        help="where each revision's git submodules come from: auto (your "
-                             "checkout's when it has them, works offline; else their URL), "
-                             "remote (their URL), none [auto]")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="allocbench.toml whose [build] says how each revision is built "
-                             "[<repo>/allocbench.toml if it has one]")
+    arguments.add_recipe_arguments(parser)
     parser.add_argument("--runner", type=Path, metavar="PATH",
                         help="allocbench-run for every revision [this checkout's, built if "
                              "needed]")
@@ -132,10 +122,10 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_spec(repo: Path, config_path: Path | None, *, target: str | None = None,
                plugin_path: str | None = None, cmake_arg: list[str] | None = None,
-               bench: Path | None = None, cmake: str | None = None
+               bench: Path | None = None, cmake: str | None = None, jobs: int | None = None
                ) -> buildspec.CMakeBuild | buildspec.CommandBuild:
-    """[build] of the configuration with the command line's CMake options over it; the
-    project's own CMake when neither says otherwise."""
+    """[build] of the configuration with the command line's options over it; the project's
+    own CMake when neither says otherwise."""
     if config_path is None and (repo / config.DEFAULT_NAME).is_file():
         config_path = repo / config.DEFAULT_NAME
     table = config.load(config_path).build if config_path is not None else None
@@ -144,18 +134,77 @@ def build_spec(repo: Path, config_path: Path | None, *, target: str | None = Non
             raise UserError(f"{config_path} has a [build] command, so --target, --plugin-path, "
                             "--cmake-arg, --bench and --cmake do not apply; drop them or the "
                             "[build] command")
-        return table
+        return table if jobs is None else \
+            dataclasses.replace(table, common=dataclasses.replace(table.common, jobs=jobs))
     table = table or buildconfig.CMakeSettings()
-    bench = bench.resolve() if bench is not None else table.bench
-    if bench is not None and not (bench / "CMakeLists.txt").is_file():
-        raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
-                        "CMake project that builds your scenario plugin")
+    common = table.common if jobs is None else dataclasses.replace(table.common, jobs=jobs)
+    if bench is not None:
+        bench = bench.resolve()
+        if not (bench / "CMakeLists.txt").is_file():
+            raise UserError(f"--bench {bench}: no CMakeLists.txt there; give the folder of the "
+                            "CMake project that builds your scenario plugin")
+    elif table.bench is not None:
+        bench = table.bench
+        if not (bench / "CMakeLists.txt").is_file():
+            raise UserError(f"{config_path}: 'build.bench' names {bench} (relative to that "
+                            "file's folder), which has no CMakeLists.txt; fix build.bench to the "
+                            "folder of the CMake project that builds your scenario plugin")
     program = buildspec.cmake_program(cmake or table.cmake)
     return buildspec.CMakeBuild(
         target or table.target or buildspec.DEFAULT_TARGET,
         plugin_path or table.plugin or buildspec.DEFAULT_PLUGIN,
-        (*table.cmake_args, *(cmake_arg or [])), bench, program, table.common,
+        (*table.cmake_args, *(cmake_arg or [])), bench, program, common,
         grafting.fingerprint([grafting.Graft(bench, "bench")]) if bench is not None else "")
+
+
+def check_cmake(repo: Path, spec: buildspec.CMakeBuild, revisions: list[str]) -> None:
+    """A bench project that asks for a newer CMake than the one it would be configured with
+    fails every revision: refused. A revision that does (the first and the last of a sweep,
+    the ends of a bisect are looked at) will fail to configure: said, before anything is
+    built."""
+    if spec.bench is not None:
+        lists = spec.bench / "CMakeLists.txt"
+        need = buildspec.required_cmake(lists.read_text(errors="replace"))
+        have = buildspec.too_old(spec.cmake, need)
+        if have is not None:
+            raise UserError(f"{lists} requires CMake {need} (cmake_minimum_required), but "
+                            f"{spec.cmake} is {have}; pass --cmake (or [build] cmake) with a "
+                            "newer one")
+    for sha in dict.fromkeys(revisions[:1] + revisions[-1:]):
+        shown = git(repo, "show", f"{sha}:CMakeLists.txt")
+        need = buildspec.required_cmake(shown.stdout) if shown.returncode == 0 else None
+        have = buildspec.too_old(spec.cmake, need)
+        if have is not None:
+            print(f"allocbench: warning: {sha[:12]}'s CMakeLists.txt requires CMake {need}, but "
+                  f"{spec.cmake} is {have}: revisions like it will fail to configure; pass "
+                  "--cmake (or [build] cmake) with a newer one", file=sys.stderr)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How each revision is built: [build] of the toml with the command line over it."""
+    spec: buildspec.CMakeBuild | buildspec.CommandBuild
+    grafts: tuple[grafting.Graft, ...]
+    submodules: str
+
+
+def recipe(*, repo: Path, config: Path | None, graft: list[str], target: str | None,
+           plugin_path: str | None, cmake_arg: list[str], bench: Path | None = None,
+           cmake: str | None = None, submodules: str | None = None, jobs: int | None = None,
+           revisions: list[str] | None = None) -> Recipe:
+    """The recipe of sweep, bisect and profile --rev. What can be checked of the subject's
+    side is checked here, before the harness is built (minutes, cold): a bad $ALLOCBENCH_JOBS,
+    and that cmake is new enough for the bench project and for `revisions`."""
+    spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
+                      cmake_arg=cmake_arg, bench=bench, cmake=cmake, jobs=jobs)
+    spec.common.jobs_text()
+    if isinstance(spec, buildspec.CMakeBuild):
+        check_cmake(repo, spec, revisions or [])
+    # the toml's grafts first, then the command line's
+    grafts = tuple([grafting.parse(text, repo, Path(origin).resolve().parent, origin)
+                    for origin, text in spec.common.grafts]
+                   + [grafting.parse(text, repo) for text in graft])
+    return Recipe(spec, grafts, submodules or spec.common.submodules or submodules_of.DEFAULT)
 
 
 def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator: str,
@@ -164,22 +213,23 @@ def make_plan(*, repo: Path, store: Path | None, machine: str | None, allocator:
               force: bool, retry_failed: bool, time: bool, run_options: list[str],
               bench: Path | None = None, cmake: str | None = None,
               submodules: str | None = None, instructions: bool = False,
-              estimated_cycles: bool = False) -> sweeping.Plan:
-    """What every revision is measured with; `instructions` (and `estimated_cycles`): the
-    instructions pass too, with valgrind installed and a harness that can run it."""
+              estimated_cycles: bool = False, jobs: int | None = None,
+              revisions: list[str] | None = None) -> sweeping.Plan:
+    """What every revision is measured with: the recipe, checked first, then the harness;
+    `instructions` (and `estimated_cycles`): the instructions pass too, with valgrind
+    installed and a harness that can run it."""
     if not 0 < timeout < math.inf:
         raise UserError(f"--timeout {timeout:g}: give a number of seconds above 0")
     pass_flags = instructions_pass.flags(instructions, estimated_cycles)
-    spec = build_spec(repo, config, target=target, plugin_path=plugin_path,
-                      cmake_arg=cmake_arg, bench=bench, cmake=cmake)
-    grafts = tuple(grafting.parse(text, repo) for text in graft)
-    runner = runners.find(runner, allocator, instructions=instructions)
+    how = recipe(repo=repo, config=config, graft=graft, target=target,
+                 plugin_path=plugin_path, cmake_arg=cmake_arg, bench=bench, cmake=cmake,
+                 submodules=submodules, jobs=jobs, revisions=revisions)
+    runner = runners.find(runner, allocator, instructions=instructions, jobs=how.spec.common.jobs)
     runners.check(runner, [*run_options, *([] if time else ["--no-time"]), *pass_flags])
-    return sweeping.Plan(repo, spec, grafts, runner, allocator,
-                         machine_id(machine),
+    return sweeping.Plan(repo, how.spec, how.grafts, runner, allocator, machine_id(machine),
                          Store(store or worktrees.state_dir(repo) / "results"),
                          tuple(run_options), time, timeout, force, retry_failed,
-                         submodules or submodules_of.DEFAULT, instructions, estimated_cycles)
+                         how.submodules, instructions, estimated_cycles)
 
 
 def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
@@ -193,7 +243,8 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
         instance_timeout: str | None = None, metric: list[str] | None = None,
         changed_only: bool = False, plot: Path | None = None, bench: Path | None = None,
         cmake: str | None = None, submodules: str | None = None, report: Path | None = None,
-        instructions: bool = False, estimated_cycles: bool = False) -> int:
+        instructions: bool = False, estimated_cycles: bool = False, jobs: int | None = None
+        ) -> int:
     if plot is not None:
         sweep_plot.check_path(plot)
     if report is not None:
@@ -209,13 +260,14 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     todo = sweeping.shard(selection.select(repo, names, tags, range_, every),
                           sweeping.parse_shard(shard))
     plan = make_plan(repo=repo, store=store, machine=machine, allocator=allocator,
+                     revisions=todo,
                      graft=graft or [], target=target, plugin_path=plugin_path,
                      cmake_arg=cmake_arg or [], config=config, runner=runner, timeout=timeout,
                      force=force, retry_failed=retry_failed, time=not no_time,
                      run_options=runners.options(repetitions=repetitions, min_time=min_time,
                                                    filter=None, no_time=False,
                                                    instance_timeout=instance_timeout),
-                     bench=bench, cmake=cmake, submodules=submodules,
+                     bench=bench, cmake=cmake, submodules=submodules, jobs=jobs,
                      instructions=instructions, estimated_cycles=estimated_cycles)
     progress = sweep_progress.Progress(len(todo), sum(plan.stored(sha) is None for sha in todo))
     columns: list[sweep_table.Column] = []
@@ -230,9 +282,10 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
               f"{plan.store.root}: run the same command again to go on", file=sys.stderr)
         raise
     text = sweep_table.markdown(columns, metrics, changed_only)
-    state = worktrees.state_dir(repo)
-    write_atomically(state / "sweep.md", text)
-    write_atomically(state / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
+    tables = plan.store.root   # the store's own table: another --store has its own
+    tables.mkdir(parents=True, exist_ok=True)
+    write_atomically(tables / "sweep.md", text)
+    write_atomically(tables / "sweep.csv", sweep_table.csv_text(columns, metrics, changed_only))
     if plot is not None:
         sweep_plot.plot(columns, metrics, plot, changed_only)
     print(text, end="")
@@ -243,7 +296,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
           f"{f', {len(failed)} failed' if failed else ''}"
           f"{f', {instances} failed instance(s)' if instances else ''}"
           f"{' (✗ in the table)' if failed or instances else ''}; table in "
-          f"{state / 'sweep.md'} and sweep.csv, results in {plan.store.root}", file=sys.stderr)
+          f"{tables / 'sweep.md'} and sweep.csv, beside the results", file=sys.stderr)
     code = 1 if failed or instances else 0
     if report is not None:
         from allocbench.reports import inputs

@@ -58,7 +58,8 @@ def _junit_counts(path: Path) -> tuple[int, int]:
 def _ctest(build: Path, label: str | None) -> tuple[int, int]:
     report = build / "ctest-junit.xml"
     report.unlink(missing_ok=True)
-    command = ["ctest", "--test-dir", str(build), "--output-on-failure", "-j", project.JOBS,
+    command = ["ctest", "--test-dir", str(build), "--output-on-failure", "-j",
+               project.build_jobs(),
                "--output-junit", str(report)]
     if label:
         command += ["-L", label]

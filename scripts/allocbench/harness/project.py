@@ -8,14 +8,25 @@ import sys
 from pathlib import Path
 
 from allocbench.base import proc
-from allocbench.base.errors import MeasurementFailed
+from allocbench.base.errors import MeasurementFailed, UserError
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD_ROOT = ROOT / "build"
 RESULTS_DIR = ROOT / "results"
-JOBS = str(os.cpu_count() or 2)
 DEFAULT_TARGET = "allocbench_builtin"            # this repository's built-in plugin
 DEFAULT_PLUGIN = "lib/allocbench/allocbench_builtin.so"
+
+
+def build_jobs() -> str:
+    """How many build jobs run at once: $ALLOCBENCH_JOBS, else one per CPU. A shared CI runner
+    sets it (or --jobs, [build] jobs for the subject's builds) to leave room for other jobs."""
+    text = os.environ.get("ALLOCBENCH_JOBS", "").strip()
+    if not text:
+        return str(os.cpu_count() or 2)
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"ALLOCBENCH_JOBS={text!r}: give a whole number of build jobs above 0, "
+                        "e.g. ALLOCBENCH_JOBS=2, or unset it for one per CPU")
+    return str(int(text))
 
 
 def build_dir(variant: str = "release") -> Path:
@@ -45,7 +56,7 @@ def _run(step: list[str], what: str) -> None:
 
 
 def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] | None = None,
-                        instructions: bool = False) -> None:
+                        instructions: bool = False, jobs: int | None = None) -> None:
     """Configures `build` once (Release, tests on, ccache if present) and builds `targets`;
     `instructions`: again if it was configured before valgrind's headers were installed."""
     cache = build / "CMakeCache.txt"
@@ -58,7 +69,7 @@ def configure_and_build(build: Path, *, sanitize: str = "", targets: list[str] |
         if shutil.which("ccache"):
             command.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
         _run(command, f"configuring {build.relative_to(ROOT) if build.is_relative_to(ROOT) else build}")
-    command = ["cmake", "--build", str(build), "-j", JOBS]
+    command = ["cmake", "--build", str(build), "-j", str(jobs) if jobs else build_jobs()]
     for target in targets or []:
         command += ["--target", target]
     _run(command, f"building {', '.join(targets) if targets else 'everything'} in {build.name}")

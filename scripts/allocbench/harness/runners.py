@@ -49,7 +49,8 @@ def check(runner: Path, options: list[str]) -> None:
                         "or drop --runner")
 
 
-def find(runner: Path | None, allocator: str = "system", instructions: bool = False) -> Path:
+def find(runner: Path | None, allocator: str = "system", instructions: bool = False,
+         jobs: int | None = None) -> Path:
     """The given runner, or this checkout's Release allocbench-run for `allocator` (built when
     missing; with `instructions`, built with valgrind's client requests)."""
     if runner is not None:
@@ -62,22 +63,24 @@ def find(runner: Path | None, allocator: str = "system", instructions: bool = Fa
     if instructions:
         packages.ensure(packages.INSTRUCTIONS_PACKAGES)
         project.configure_and_build(build, targets=[runner.name, project.DEFAULT_TARGET],
-                                    instructions=True)
+                                    instructions=True, jobs=jobs)
     elif not runner.exists():
-        project.configure_and_build(build, targets=[runner.name, project.DEFAULT_TARGET])
+        project.configure_and_build(build, targets=[runner.name, project.DEFAULT_TARGET],
+                                    jobs=jobs)
     if not runner.exists():
         raise UserError(f"{runner} was not built: the {allocator} backend's library is missing; "
                         "see the configure output above")
     return runner
 
 
-def profile_runner_path() -> Path:
-    """This checkout's allocbench-run-profile, built when missing."""
+def profile_runner_path(jobs: int | None = None) -> Path:
+    """This checkout's allocbench-run-profile, built when missing (`jobs` at once)."""
     packages.ensure(packages.BUILD_PACKAGES)
     build = project.build_dir()
     runner = build / "bin" / PROFILE_RUNNER
     if not runner.exists():
-        project.configure_and_build(build, targets=[PROFILE_RUNNER, project.DEFAULT_TARGET])
+        project.configure_and_build(build, targets=[PROFILE_RUNNER, project.DEFAULT_TARGET],
+                                    jobs=jobs)
     return runner
 
 

@@ -15,14 +15,20 @@ Without it, settings of the CMake route, each also a command-line option that ov
     cmake = "/opt/cmake-3.28/bin/cmake"   # --cmake
     cmake_args = ["-DTRACER_BACKEND=posix", "-DDEPS={deps}"]   # before any --cmake-arg
 
-Both take `env` (variables for every build step) and `vars` (names for {placeholders}):
+Both take where each revision's submodules come from and how many build jobs run (each also a
+command-line option that overrides it), `env` (variables for every build step) and `vars` (names
+for {placeholders}):
 
+    [build]
+    graft = ["scenarios:bench"]      # --graft PATH[:DEST], PATH relative to the file's folder
+    submodules = "none"              # --submodules: auto, remote or none
+    jobs = 2                         # --jobs: the builds' parallelism [$ALLOCBENCH_JOBS, the CPUs]
     [build.env]
     CC = "gcc-12"
     [build.vars]
     deps = "/opt/deps"
 
-Paths (bench, and a cmake with a '/') are relative to the file's folder.
+Paths (bench, graft's PATH, and a cmake with a '/') are relative to the file's folder.
 """
 
 from __future__ import annotations
@@ -36,9 +42,11 @@ from typing import Any
 
 from allocbench.base.errors import UserError
 from allocbench.history.buildspec import PLACEHOLDERS, CommandBuild, Common
+from allocbench.history.submodules import MODES
 
-COMMAND_KEYS = ("command", "plugin", "env", "vars")
-CMAKE_KEYS = ("bench", "target", "plugin", "cmake", "cmake_args", "env", "vars")
+SHARED_KEYS = ("graft", "submodules", "jobs", "env", "vars")
+COMMAND_KEYS = ("command", "plugin", *SHARED_KEYS)
+CMAKE_KEYS = ("bench", "target", "plugin", "cmake", "cmake_args", *SHARED_KEYS)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -80,7 +88,16 @@ def _strings(origin: str, key: str, value: Any, example: str) -> dict[str, str]:
 
 
 def _common(origin: str, table: dict[str, Any]) -> tuple[Common, tuple[str, ...]]:
-    """env and vars; the placeholder names they make available."""
+    """submodules, jobs, env and vars; the placeholder names they make available."""
+    submodules = table.get("submodules")
+    if submodules is not None and submodules not in MODES:
+        raise UserError(f"{origin}: 'build.submodules' is {submodules!r}; give one of "
+                        f"{', '.join(MODES)}, e.g. submodules = \"none\" for a project that "
+                        "builds without them")
+    jobs = table.get("jobs")
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
+        raise UserError(f"{origin}: 'build.jobs' is {jobs!r}; give a whole number of build jobs "
+                        "above 0, e.g. jobs = 2")
     variables = _strings(origin, "vars", table.get("vars", {}), 'deps = "/opt/deps"')
     for name in variables:
         if name in PLACEHOLDERS:
@@ -90,7 +107,12 @@ def _common(origin: str, table: dict[str, Any]) -> tuple[Common, tuple[str, ...]
     env = _strings(origin, "env", table.get("env", {}), 'CC = "gcc-12"')
     for name, text in env.items():
         _placeholders(origin, f"build.env.{name}", text, names)
-    return Common(tuple(sorted(env.items())), tuple(sorted(variables.items()))), names
+    grafts = table.get("graft", [])
+    if not isinstance(grafts, list) or not all(isinstance(g, str) and g for g in grafts):
+        raise UserError(f"{origin}: 'build.graft' must be an array of \"PATH[:DEST]\" strings "
+                        "(PATH relative to this file's folder), e.g. graft = [\"bench\"]")
+    return Common(tuple(sorted(env.items())), tuple(sorted(variables.items())), submodules,
+                  jobs, tuple((origin, g) for g in grafts)), names
 
 
 def _command(origin: str, value: Any) -> list[str]:

@@ -12,8 +12,9 @@ and allocbench_add_plugin) of the harness that will run it, without an install s
 -Dallocbench_DIR, a command gets allocbench_ROOT and CMAKE_PREFIX_PATH in its environment.
 
 Placeholders in a command, the plugin path, CMake arguments and env values of allocbench.toml:
-{src} the revision's worktree, {build} its build folder, {rev} the full sha, {jobs} the number of
-CPUs, and every name of [build.vars]. A command is a list of arguments run without a shell; the
+{src} the revision's worktree, {build} its build folder, {rev} the full sha, {jobs} the build's
+parallelism (--jobs, [build] jobs, $ALLOCBENCH_JOBS, else the number of CPUs), and every name of
+[build.vars]. A command is a list of arguments run without a shell; the
 same values are in its environment as ALLOCBENCH_SRC, ALLOCBENCH_BUILD and ALLOCBENCH_REV.
 """
 
@@ -22,14 +23,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import read_json, write_atomically
-from allocbench.harness.project import DEFAULT_PLUGIN, DEFAULT_TARGET, JOBS
+from allocbench.harness import project
+from allocbench.harness.project import DEFAULT_PLUGIN, DEFAULT_TARGET
 from allocbench.history import graft, worktrees
 from allocbench.history.worktrees import StepFailed, build_folder, step
 
@@ -40,9 +45,15 @@ DEFAULT_CMAKE = "cmake"
 @dataclass(frozen=True)
 class Common:
     """What both routes take from allocbench.toml: environment and variables, recorded in the
-    recipe (a machine path that changes the build changes the recipe)."""
+    recipe (a machine path that changes the build changes the recipe); where submodules come
+    from (sweep.Plan records `none` in the recipe) and how many build jobs run, which changes
+    no build's result and so is not in the recipe. None: not set, the command line's or the
+    default applies."""
     env: tuple[tuple[str, str], ...] = ()
     vars: tuple[tuple[str, str], ...] = ()
+    submodules: str | None = None
+    jobs: int | None = None
+    grafts: tuple[tuple[str, str], ...] = ()   # (the toml, PATH[:DEST] relative to its folder)
 
     def identity(self) -> dict[str, Any]:
         """Only what is set, so that recipes recorded before these existed keep their ids."""
@@ -51,7 +62,10 @@ class Common:
 
     def values(self, source: Path, build: Path, sha: str) -> dict[str, str]:
         return {**dict(self.vars), "src": str(source), "build": str(build), "rev": sha,
-                "jobs": JOBS}
+                "jobs": self.jobs_text()}
+
+    def jobs_text(self) -> str:
+        return str(self.jobs) if self.jobs is not None else project.build_jobs()
 
     def environment(self, values: dict[str, str], package: Path | None) -> dict[str, str]:
         env = dict(os.environ)
@@ -77,6 +91,37 @@ def cmake_program(given: str | None) -> str:
         raise UserError(f"--cmake {program}: no such program; give the path of a cmake "
                         "executable, e.g. --cmake /opt/cmake-3.28/bin/cmake")
     return program
+
+
+_MINIMUM = re.compile(r"^\s*cmake_minimum_required\s*\(\s*VERSION\s+(\d+(?:\.\d+)*)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def required_cmake(text: str) -> str | None:
+    """The version a CMakeLists.txt's cmake_minimum_required asks for (its lower bound)."""
+    found = _MINIMUM.search(text)
+    return found.group(1) if found else None
+
+
+def cmake_version(program: str) -> str | None:
+    """What `program --version` says it is, e.g. 3.25.1; None when it does not say."""
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"version (\d+(?:\.\d+)*)", done.stdout)
+    return found.group(1) if found else None
+
+
+def too_old(program: str, required: str | None) -> str | None:
+    """The version of `program` when it is older than `required`, else None."""
+    have = cmake_version(program) if required else None
+    return have if have is not None and _version(have) < _version(required) else None
 
 
 def package_dir(runner: Path) -> Path | None:
@@ -159,8 +204,11 @@ class CMakeBuild:
             stamp.unlink(missing_ok=True)
             step(configure, f"configuring {sha[:12]}", env=env)
             write_atomically(stamp, json.dumps(configure))
-        step([self.cmake, "--build", str(build), "--target", self.target, "-j", JOBS],
-             f"building {self.target} at {sha[:12]}", env=env)
+        started = time.monotonic()
+        output = step([self.cmake, "--build", str(build), "--target", self.target, "-j",
+                       self.common.jobs_text()], f"building {self.target} at {sha[:12]}",
+                      env=env)
+        _built(build, output, time.monotonic() - started)
         return _check_plugin(build / self.plugin_path.format(**values), sha,
                              "pass --plugin-path (relative to the build folder)")
 
@@ -185,19 +233,33 @@ class CommandBuild:
         env = self.common.environment(values, package)
         env.update(ALLOCBENCH_SRC=values["src"], ALLOCBENCH_BUILD=values["build"],
                    ALLOCBENCH_REV=sha)
-        step(command, f"building {sha[:12]} with {self.origin}'s build.command", cwd=source,
-             env=env)
+        started = time.monotonic()
+        output = step(command, f"building {sha[:12]} with {self.origin}'s build.command",
+                      cwd=source, env=env)
+        _built(build, output, time.monotonic() - started)
         return _check_plugin(Path(self.plugin.format(**values)), sha,
                              f"fix build.plugin in {self.origin}")
 
 
+BUILD_LOG = "allocbench-build.log"   # the last build's output, in its build folder
+
+
+def _built(build: Path, output: str, seconds: float) -> None:
+    """Says what the build recompiled and how long it took (a probe that took 460 s says why),
+    and keeps its output in the build folder for the record's log (sweep.py)."""
+    count = worktrees.compiled(output)
+    worktrees.announce(f"built: {count} file{'' if count == 1 else 's'} compiled in "
+                       f"{seconds:.1f} s")
+    (build / BUILD_LOG).write_text(output)
+
+
 def build_plugins(repo: Path, shas: list[str], runner: Path, *, target: str | None,
-                  plugin_path: str | None, cmake_arg: list[str] | None, cmake: str | None
-                  ) -> dict[str, Path]:
+                  plugin_path: str | None, cmake_arg: list[str] | None, cmake: str | None,
+                  jobs: int | None = None) -> dict[str, Path]:
     """Each revision's plugin, built with the project's CMake in its own worktree (folders
-    kept and reused) against the package of `runner`'s build."""
+    kept and reused) against the package of `runner`'s build, `jobs` at once."""
     spec = CMakeBuild(target or DEFAULT_TARGET, plugin_path or DEFAULT_PLUGIN,
-                      tuple(cmake_arg or ()), cmake=cmake_program(cmake))
+                      tuple(cmake_arg or ()), cmake=cmake_program(cmake), common=Common(jobs=jobs))
     plugins: dict[str, Path] = {}
     for sha in dict.fromkeys(shas):
         with worktrees.locked(repo, sha):

@@ -48,23 +48,25 @@ class Graft:
                       if p.is_file() and ".git" not in p.relative_to(self.source).parts)
 
 
-def parse(text: str, repo: Path) -> Graft:
-    """A `--graft PATH[:DEST]` argument; DEST defaults to PATH's place inside `repo`."""
+def parse(text: str, repo: Path, base: Path | None = None, where: str = "") -> Graft:
+    """A `--graft PATH[:DEST]` argument; DEST defaults to PATH's place inside `repo`. From a
+    toml's `graft` list: PATH relative to its folder `base`, and `where` names the file."""
     source_text, _, dest = text.partition(":")
-    source = Path(source_text).resolve()
+    source = ((base or Path.cwd()) / source_text).resolve()
+    said = f"{where}: 'build.graft' entry '{text}'" if where else f"--graft {text}"
     if not source.exists():
-        raise UserError(f"--graft {text}: {source} does not exist; give a file or folder of "
+        raise UserError(f"{said}: {source} does not exist; give a file or folder of "
                         "scenario sources, e.g. --graft bench")
     if not dest:
         if not source.is_relative_to(repo):
-            raise UserError(f"--graft {text}: {source} is outside {repo}, so its place in the "
-                            "worktree is unknown; give it: --graft PATH:DEST (DEST relative to "
-                            "the repository root)")
+            raise UserError(f"{said}: {source} is outside {repo}, so its place in the "
+                            f"worktree is unknown; give it: {'' if where else '--graft '}"
+                            "PATH:DEST (DEST relative to the repository root)")
         dest = source.relative_to(repo).as_posix()
     parts = PurePosixPath(dest).parts
     if not parts or dest.startswith("/") or ".." in parts or parts[0] == ".git" or \
             dest in (".",):
-        raise UserError(f"--graft {text}: the destination '{dest}' must be a path inside the "
+        raise UserError(f"{said}: the destination '{dest}' must be a path inside the "
                         "repository (relative, no '..', not .git, not the root)")
     return Graft(source, str(PurePosixPath(*parts)))
 

@@ -56,10 +56,12 @@ def machine_id(given: str | None = None) -> str:
 
 
 def problem(record: dict[str, Any]) -> str:
-    """Why a failed record has no results, in one line: its status and the most informative
-    line of its log (log_summary.py: CMake's message, a compiler's error, else the last line)."""
+    """Why a failed record has no results, in one line: its status, the most informative
+    line of its log (log_summary.py: CMake's message, a compiler's error, else the last line)
+    and what else was wrong with the revision (its note: a submodule left empty)."""
     error = informative_line(record.get("log_tail", ""))
-    return f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
+    text = f"{record['status'].replace('_', ' ')}: {error}" if error else record["status"]
+    return f"{text} ({record['note']})" if record.get("note") else text
 
 
 PASSES = ("time", "instructions", "estimated_cycles")   # the optional passes, as passes() names
@@ -84,7 +86,8 @@ def check(record: Any, origin: Path) -> dict[str, Any]:
     _check_place(record, origin)
     c = Checker(str(origin), FIX)
     c.each(record, "", {"label": c.text, "subject": c.text, "recorded": c.text,
-                        "committed": c.text}, optional=("recorded", "committed"))
+                        "committed": c.text, "note": c.text},
+           optional=("recorded", "committed", "note"))
     if record["status"] == "ok":
         results.check(record.get("results"), str(origin), FIX, at="results")
         ran = record["results"]["context"]["time"] is not None

@@ -6,14 +6,18 @@ instead of `git submodule update`: that command writes the submodule URLs into t
 machine could measure nothing. Modes (`--submodules`):
 
     auto     from the user's checkout when it has that submodule checked out (offline, hard
-             links, no network), else from the URL in .gitmodules; nested submodules alike
+             links, no network), else from the URL in .gitmodules; nested submodules alike.
+             One that neither has is left empty, and said so (left_empty): many projects
+             build without their benchmark or test submodules, and a build that needs it
+             fails with that reason and its fix in the note
     remote   always from the URL in .gitmodules (what `git submodule update --init
              --recursive` would fetch)
     none     left empty: for projects that build without them (recorded in the recipe, since
              the build may differ)
 
 Every checkout verifies each submodule's HEAD against the commit the revision records, so a
-worktree whose submodules failed once is never measured without them.
+worktree whose submodules failed once is tried again, and under remote never measured without
+them.
 """
 
 from __future__ import annotations
@@ -40,8 +44,38 @@ def sync(worktree: Path, source: Path, mode: str, origin: Path | None = None) ->
         url = _url(worktree, name, origin or source)
         where = worktree / path
         if _head(where) != commit:
-            _place(where, commit, url, source / path if mode == "auto" else None, name)
+            try:
+                _place(where, commit, url, source / path if mode == "auto" else None, name)
+            except StepFailed as e:
+                if mode != "auto":
+                    raise
+                _run(["git", "-C", str(where.parent), "clean", "-ffdq", "--", where.name])
+                announce(f"submodule {name} left empty: {e.output.splitlines()[0]}")
+                continue
         sync(where, source / path, mode, (origin or source) / path)
+
+
+def left_empty(worktree: Path) -> list[str]:
+    """The submodules of `worktree` (recursively) that are not at the commit it records, as
+    `path (commit)`: what auto left empty."""
+    if not (worktree / ".gitmodules").is_file():
+        return []
+    found = []
+    for _, path, commit in _recorded(worktree):
+        where = worktree / path
+        if _head(where) != commit:
+            found.append(f"{path} ({commit[:12]})")
+        else:
+            found += [f"{path}/{inner}" for inner in left_empty(where)]
+    return found
+
+
+def empty_note(paths: list[str]) -> str:
+    """The one-line note of a revision measured, or failed, with submodules left empty."""
+    return (f"submodule{'s' if len(paths) > 1 else ''} {', '.join(paths)} left empty: neither "
+            "your checkout nor the URL in .gitmodules has the commit; fix: check it out in "
+            "your checkout (git submodule update --init), which auto uses offline, or set "
+            "[build] submodules = \"none\" if the project builds without it")
 
 
 def _recorded(worktree: Path) -> list[tuple[str, str, str]]:
@@ -118,10 +152,10 @@ def _place(where: Path, commit: str, url: str, local: Path | None, name: str) ->
         tried.append(f"{source}: {(done.stdout if done else '').strip() or 'no such commit'}")
     raise StepFailed(
         f"checking out submodule {name}", 1,
-        f"error: submodule '{name}' needs commit {commit}, which neither source has:\n  "
-        + "\n  ".join(tried) + "\nfix: check it out in your own checkout (git submodule update "
-        "--init), which --submodules auto uses offline; or --submodules none if the project "
-        "builds without it")
+        f"error: submodule '{name}' needs commit {commit}, which neither source has; fix: "
+        "check it out in your own checkout (git submodule update --init), which --submodules "
+        "auto uses offline, or --submodules none if the project builds without it\n  "
+        + "\n  ".join(tried))
 
 
 def _has(where: Path, commit: str) -> bool:

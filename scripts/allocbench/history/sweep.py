@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -31,7 +32,7 @@ from typing import Any
 from allocbench.base import proc, results
 from allocbench.base.errors import UserError
 from allocbench.history import graft as grafting, submodules as submodules_of, worktrees
-from allocbench.history.buildspec import CMakeBuild, CommandBuild, package_dir
+from allocbench.history.buildspec import BUILD_LOG, CMakeBuild, CommandBuild, package_dir
 from allocbench.history.revision import git
 from allocbench.history.store import STORE_VERSION, Store, passes
 
@@ -121,22 +122,64 @@ def _output(value: str | bytes | None) -> str:
     return value or ""
 
 
+LOG_KEPT = 256 * 1024   # bytes of a measured revision's build log kept: its end, where it counts
+
+
+def _keep_build_log(built: Path, log: Path) -> None:
+    """The build output of a measured revision, so that `why did this probe take 460 s` can be
+    answered after the shared tree moved on: its last LOG_KEPT bytes."""
+    if built.is_file():
+        data = built.read_bytes()
+        log.write_bytes(data[-LOG_KEPT:])
+
+
+PLUGINS_KEPT = 32   # measured plugins kept per recipe, the newest: what a later profile reruns
+
+
+def kept_folder(plan: Plan, sha: str) -> Path:
+    """Where the plugin `sha` was measured with is kept: its own copy, which no other
+    revision's build replaces (the shared tree's plugin is the last probe's)."""
+    return worktrees.state_dir(plan.repo) / "plugins" / plan.recipe_id / sha
+
+
+def keep_plugin(plan: Plan, sha: str, plugin: Path) -> Path:
+    """Copies the plugin just built for `sha` into kept_folder, which the run then loads (so its
+    results name that copy), and drops the oldest copies of the recipe beyond PLUGINS_KEPT: a
+    record whose copy is gone names a path that does not exist, never another revision's."""
+    kept = kept_folder(plan, sha) / plugin.name
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_name(kept.name + ".partial")
+    shutil.copy2(plugin, partial)
+    os.replace(partial, kept)
+    folders = sorted((p for p in kept.parent.parent.iterdir() if p.is_dir()),
+                     key=lambda p: p.stat().st_mtime_ns)
+    for old in folders[:-PLUGINS_KEPT]:
+        if old != kept.parent:
+            shutil.rmtree(old, ignore_errors=True)
+    return kept
+
+
 def _tree_key(plan: Plan) -> str:
     # a tree without submodules stays without: `none` gets its own
     return plan.spec.tree_key() + ("-none" if plan.submodules == "none" else "")
 
 
-def build_plugin(plan: Plan, sha: str, into: Path) -> Path:
-    """`sha`'s plugin built as measure() builds it (checked out, grafted, in the shared tree),
-    copied into the folder `into`: the tree's next build replaces the original."""
+def plugin_of(plan: Plan, sha: str) -> Path:
+    """`sha`'s plugin under this recipe: the kept copy a sweep or bisect measured (what its
+    record names), else built as measure() builds it (checked out, grafted, in the shared
+    tree) and kept, so that the tree's next build does not replace it."""
+    found = sorted(p for p in kept_folder(plan, sha).glob("*")
+                   if p.is_file() and not p.name.endswith(".partial"))
+    if found:
+        worktrees.announce(f"{sha[:12]}: its plugin as this recipe built it, {found[0]}")
+        return found[0]
     key = _tree_key(plan)
     with worktrees.locked(plan.repo, f"tree-{key}", f"the build tree {key}"):
         tree = worktrees.shared_tree(plan.repo, key)
         source = grafting.checkout(plan.repo, sha, list(plan.grafts),
                                    submodules=plan.submodules, tree=tree[0])
-        plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
-        into.mkdir(parents=True, exist_ok=True)
-        return Path(shutil.copy2(plugin, into / plugin.name))
+        return keep_plugin(plan, sha, plan.spec.build(source, tree[1], sha,
+                                                      package_dir(plan.runner)))
 
 
 def measure(plan: Plan, sha: str, name: str) -> dict[str, Any]:
@@ -171,7 +214,8 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     record["time_measured"] = "time" in wanted
 
     def fail(status: str, step: str, output: str) -> dict[str, Any]:
-        log = logs / f"{sha}-{step}.log"
+        # one log per recipe: another recipe's failure never replaces the one a record names
+        log = logs / f"{sha}-{plan.recipe_id}-{step}.log"
         log.write_text(output)
         record.update(status=status, step=step, log=str(log), log_tail=_tail(output))
         return _put(plan, record)
@@ -180,11 +224,16 @@ def _measure(plan: Plan, sha: str, name: str, tree: tuple[Path, Path]) -> dict[s
     try:
         source = grafting.checkout(plan.repo, sha, list(plan.grafts),
                                    submodules=plan.submodules, tree=tree[0])
+        empty = submodules_of.left_empty(source) if plan.submodules != "none" else []
+        if empty:   # auto went on without them: the numbers, or the failure, say so
+            record["note"] = submodules_of.empty_note(empty)
         plugin = plan.spec.build(source, tree[1], sha, package_dir(plan.runner))
     except worktrees.StepFailed as e:
         record["seconds"]["build"] = round(time.monotonic() - started, 3)
         return fail("build_failed", "build", f"{e.what} failed (exit code {e.code})\n{e.output}")
     record["seconds"]["build"] = round(time.monotonic() - started, 3)
+    _keep_build_log(tree[1] / BUILD_LOG, logs / f"{sha}-{plan.recipe_id}-build.log")
+    plugin = keep_plugin(plan, sha, plugin)
 
     worktrees.announce(f"running {plugin.name}")
     runs = state / "runs"

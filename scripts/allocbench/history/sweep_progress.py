@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 from typing import Any, Callable
@@ -16,10 +17,13 @@ RETRY_HINT = "(--retry-failed measures it again)"
 
 
 class Progress:
-    """`[i/n] label: step (elapsed, ETA)` lines on stderr. The ETA is the mean time of the
-    revisions measured so far times the ones still to measure, less the time already spent on
-    the one being measured, so that the lines of a long build or run count down. The label (a
-    git tag) and the step (which can quote a build log) are escaped for the terminal."""
+    """`[i/n] label: step (elapsed, ETA)` lines on stderr. The ETA is what a revision costs
+    times the ones still to measure, less the time already spent on the one being measured, so
+    that the lines of a long build or run count down. What a revision costs is the median of
+    those measured after the first: the first builds the tree cold and the later ones reuse it
+    (dd-trace-cpp: a 460 s first probe, then a tenth of that), so the first alone is used only
+    until a second is measured. The label (a git tag) and the step (which can quote a build
+    log) are escaped for the terminal."""
 
     def __init__(self, total: int, to_measure: int):
         self.total, self.left = total, to_measure
@@ -42,7 +46,7 @@ class Progress:
         """Seconds still to go, never below 0; None before a revision was measured."""
         if not self.durations:
             return None
-        ahead = sum(self.durations) / len(self.durations) * max(self.left, 0)
+        ahead = statistics.median(self.durations[1:] or self.durations) * max(self.left, 0)
         if self.current is not None:
             ahead -= time.monotonic() - self.current
         return max(ahead, 0.0)

@@ -350,11 +350,14 @@ def _revision_notes(c: Column, marks: set[str], shown: list[tuple[str, str]]) ->
         error = f": {md_code(error)}" if error else ""
         return [f"- {FAILED} {name(c)} {md_text(status)}{error} — log: "
                 f"{md_text(c.record.get('log', 'n/a'))}"]
+    # measured, but not as the revision records it (e.g. a submodule left empty)
+    noted = [f"- {name(c)}: measured with {md_text(c.record['note'])}"] \
+        if c.record.get("note") else []
     if NO_PASS not in marks:
-        return []
+        return noted
     lacking = dict.fromkeys(need for section, key in shown
                             if (need := missing(c, section, key)) is not None)
-    return [f"- {NO_PASS} {name(c)}: {WITHOUT[need]}" for need in sorted(
+    return noted + [f"- {NO_PASS} {name(c)}: {WITHOUT[need]}" for need in sorted(
         lacking, key=list(WITHOUT).index)]
 
 

@@ -67,8 +67,8 @@ class StepFailed(MeasurementFailed):
 
 
 def step(command: list[str], what: str, *, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> None:
-    """Runs a build step quietly (never through a shell); StepFailed with its output."""
+         env: dict[str, str] | None = None) -> str:
+    """Runs a build step quietly (never through a shell): its output, or StepFailed with it."""
     announce(what)
     try:
         done = proc.run(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -77,6 +77,16 @@ def step(command: list[str], what: str, *, cwd: Path | None = None,
         raise StepFailed(what, 127, f"cannot run {command[0]}: {e.strerror}") from None
     if done.returncode != 0:
         raise StepFailed(what, done.returncode, done.stdout)
+    return done.stdout
+
+
+_COMPILED = re.compile(r"\bBuilding (?:C|CXX|CUDA|ASM) object ")
+
+
+def compiled(output: str) -> int:
+    """How many files a build's output says it compiled (CMake's make and Ninja generators:
+    `[ 40%] Building CXX object …`, `[3/9] Building CXX object …`)."""
+    return sum(1 for line in output.splitlines() if _COMPILED.search(line))
 
 
 def toplevel(path: Path) -> Path:

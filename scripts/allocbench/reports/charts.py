@@ -49,14 +49,28 @@ def short(label: str, limit: int = 16) -> str:
     return label if len(label) <= limit else label[:limit - 1] + "…"
 
 
+def _step(raw: float) -> float:
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
 def nice_ticks(top: float, count: int = 4) -> list[float]:
     """0 and round steps (1, 2, 5 × 10^k) up to at least `top`."""
     if top <= 0:
         return [0.0, 1.0]
-    raw = top / count
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    step = _step(top / count)
     return [i * step for i in range(int(math.ceil(top / step - 1e-9)) + 1)]
+
+
+def axis_ticks(low: float, high: float, count: int = 4) -> list[float]:
+    """The y axis of a history: from 0 (nice_ticks) while the data fills at least half of
+    such an axis; else from a round step below the data, so that a change of a few percent
+    (2,804 → 3,048 B/op) is not a flat line on top of an empty chart."""
+    if low <= high / 2 or low >= high:
+        return nice_ticks(high, count)
+    step = _step((high - low) / count)
+    first = math.floor(low / step + 1e-9)
+    return [i * step for i in range(first, int(math.ceil(high / step - 1e-9)) + 1)]
 
 
 def _svg(width: int, height: int, title: str, body: list[str]) -> str:
@@ -66,28 +80,35 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
 
 
 def line_chart(title: str, labels: list[str], series: list[Series], *, y_title: str,
-               marks: dict[int, str] | None = None, width: int = 760, height: int = 280) -> str:
+               marks: dict[int, str] | None = None, width: int = 960, height: int = 360) -> str:
     """One line per series over the revisions `labels`; None is a gap. `marks`: revisions drawn
-    as ✗ on the axis, with their reason as the tooltip (a failed build, a crash)."""
+    as ✗ on the axis, with their reason as the tooltip (a failed build, a crash). The y axis
+    is axis_ticks': an axis from 0 has its zero line drawn darker, one that is not says where
+    it starts, with a break mark at its foot."""
     left, right, top, bottom = 64, 12 + (110 if len(series) > 1 else 0), 12, 84
     plot_w, plot_h = width - left - right, height - top - bottom
-    values = [v for s in series for v in (*s.values, *s.high) if v is not None]
-    ticks = nice_ticks(max(values, default=0.0))
-    y_max = ticks[-1]
+    values = [v for s in series for v in (*s.values, *s.low, *s.high) if v is not None]
+    ticks = axis_ticks(min(values, default=0.0), max(values, default=0.0))
+    y_min, y_max = ticks[0], ticks[-1]
     n = len(labels)
 
     def x(i: int) -> float:
         return left + (plot_w / 2 if n == 1 else plot_w * i / (n - 1))
 
     def y(v: float) -> float:
-        return top + plot_h * (1 - v / y_max)
+        return top + plot_h * (1 - (v - y_min) / (y_max - y_min))
 
     body = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#fafafa" '
             'stroke="#ccc"/>']
     for t in ticks:
         body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
-                    f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
-                    f'text-anchor="end">{_num(t)}</text>')
+                    f'stroke="{"#888" if t == 0 else "#e4e4e4"}"/><text x="{left - 6}" '
+                    f'y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+    if y_min > 0:   # the axis is broken below its first tick: said, and drawn
+        foot = top + plot_h
+        body.append(f'<path class="axis-break" d="M{left - 5} {foot - 3} l10 -4 M{left - 5} '
+                    f'{foot + 1} l10 -4" stroke="#555" fill="none"/><text class="axis-from" '
+                    f'x="4" y="{height - 6}">y axis from {_num(y_min)}, not 0</text>')
     body.append(f'<text transform="translate(14 {top + plot_h / 2:.0f}) rotate(-90)" '
                 f'text-anchor="middle">{_text(y_title)}</text>')
     every = max(1, math.ceil(n / 40))

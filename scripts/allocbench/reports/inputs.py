@@ -9,13 +9,16 @@ read for results files; a .json file is a compare JSON when it has `instances` a
 revision with the reason (Site.problems lists it too), so one damaged file costs its revision,
 not the site.
 
-Sweep order: tags in version order (v1.9 before v1.10), then the other revisions by commit date
+Sweep order: tags in version order (v1.9 before v1.10), and every other revision by commit date
 (the record's `committed`; records written before it existed fall back to when they were
-measured). Results files are ordered by the date they were measured.
+measured) among them, after the tags committed before it (sweep_order). Results files are
+ordered by the date they were measured.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from typing import Any
 from allocbench.base import results
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import read_json
+from allocbench.history import bisected
 from allocbench.history.store import Store, preference, problem
 from allocbench.history.sweep_table import Column
 from allocbench.sites import profile
@@ -101,6 +105,7 @@ class Site:
     comparisons: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (origin, doc)
     problems: list[str] = field(default_factory=list)   # unreadable records, for the exit code
     sites: dict[str, list[Any]] = field(default_factory=dict)   # instance → sites.SiteCost
+    bisects: list[dict[str, Any]] = field(default_factory=list)   # history/bisected.py's
 
 
 def version_key(label: str) -> tuple:
@@ -113,13 +118,29 @@ def _is_tag(sha: str, label: str) -> bool:
     return bool(label) and not sha.startswith(label)
 
 
-def _order(point: Point) -> tuple:
-    if _is_tag(point.sha, point.label):
-        return (0, version_key(point.label), "", "")
+def _when(point: Point) -> tuple[str, str]:
     record = point.record or {}
     # Commits of one date (a rebase, a merge train) in the order they were measured.
-    return (1, (), record.get("committed") or record.get("recorded") or "",
+    return (record.get("committed") or record.get("recorded") or "",
             record.get("recorded") or "")
+
+
+def sweep_order(points: list[Point]) -> list[Point]:
+    """Tags in version order; every other revision (a commit a sweep, a bisect probe or a push
+    measured) by commit date, after the last tag (in version order) committed before it, so
+    that a bisect's probes sit between the releases they lie between and neighbours are steps
+    of the history; a backport tag dated after newer versions holds no commit back. A revision
+    without a date (an unreadable record) comes after every tag."""
+    tags = sorted((p for p in points if _is_tag(p.sha, p.label)),
+                  key=lambda p: version_key(p.label))
+    # The earliest date of each tag and the tags after it, non-decreasing: the tags a commit
+    # follows are a prefix of these, up to the last tag committed before it.
+    reached = list(itertools.accumulate((_when(t)[0] for t in reversed(tags)), min))[::-1]
+    slots: list[list[Point]] = [[] for _ in range(len(tags) + 1)]
+    for point in sorted((p for p in points if not _is_tag(p.sha, p.label)), key=_when):
+        when = _when(point)[0]   # none (an unreadable record): after every tag
+        slots[bisect.bisect_right(reached, when) if when else len(tags)].append(point)
+    return [*slots[0], *(p for tag, after in zip(tags, slots[1:]) for p in (tag, *after))]
 
 
 # ---- a sweep store
@@ -145,10 +166,13 @@ def from_store(root: Path, machines: list[str], allocators: list[str], site: Sit
             "".join(f" --allocator {a}" for a in allocators)
         raise UserError(f"--store {root}: no records{' for' + wanted if wanted else ''}; run "
                         "allocbench sweep --store with it first, or give the store a sweep wrote")
+    kept, problems = bisected.read(root)
+    site.bisects += kept
+    site.problems += problems
     for (machine, allocator), shas in sorted(found.items(), key=_system_first):
         points = [_point(sha, entries) for sha, entries in shas.items()]
         site.histories.append(History(machine, allocator, f"store {root}",
-                                      tuple(sorted(points, key=_order))))
+                                      tuple(sweep_order(points))))
 
 
 def _system_first(item: tuple[tuple[str, str], Any]) -> tuple:

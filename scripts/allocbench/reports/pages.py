@@ -17,7 +17,7 @@ from allocbench.sites import per_op as sites_of
 from allocbench.base.names import slug   # site.py names each page by pages.slug
 from allocbench.harness.run_report import format_value
 
-from allocbench.reports import charts, plots
+from allocbench.reports import charts, plots, steps as steps_of
 from allocbench.reports.inputs import UNREADABLE, History, Point, Site
 from allocbench.reports.markdown import to_html
 from allocbench.reports.pictures import Pictures
@@ -107,6 +107,31 @@ def _changes(history: History) -> dict[str, Any] | None:
             "time": time}
 
 
+def _largest(site: Site, links: Links) -> dict[str, Any]:
+    """steps.py's largest allocation changes, as rows: each metric before → after (Δ), and
+    the commit a bisect named, else the command that would name it."""
+    found = steps_of.steps(site.histories, site.bisects)
+    several = len(site.histories) > 1
+    rows = []
+    for step in found[:steps_of.SHOWN]:
+        fields = _fields(step.new.doc)
+        cells = []
+        for metric in steps_of.METRICS:
+            before, after = step.values[metric]
+            unit = fields[("alloc", metric)]["unit"]
+            cells.append({"text": f"{format_value(before, unit)} → {format_value(after, unit)}",
+                          "delta": after - before})
+        rows.append({"name": step.name, "href": links.scenarios.get(step.name), "cells": cells,
+                     "old": step.old.label, "new": step.new.label,
+                     "history": step.history.title if several else "",
+                     "commit": step.commit, "sha": step.new.sha[:10],
+                     "bisect": f"allocbench bisect {step.name} --good {step.old.label} --bad "
+                               f"{step.new.label} --all"})
+    return {"rows": rows, "more": len(found) - len(rows),
+            "columns": [_title(_fields(found[0].new.doc).get(("alloc", m)), m)
+                        for m in steps_of.METRICS] if found else []}
+
+
 def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
     latest = []
     for h, history in enumerate(site.histories):
@@ -134,7 +159,8 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
         latest.append({"history": history, "point": point, "rows": rows,
                        "columns": [_title(f, k) for _, k, f in columns],
                        "run": links.runs.get((h, measured[-1]))})
-    return {"changes": [c for h in site.histories if (c := _changes(h))], "latest": latest,
+    return {"largest": _largest(site, links),
+            "changes": [c for h in site.histories if (c := _changes(h))], "latest": latest,
             "links": links, "problems": site.problems}
 
 

@@ -1,0 +1,73 @@
+"""The largest allocation changes over a whole history, for the index: every step of an exact
+allocation metric (B/op, allocs/op) between two neighbouring revisions that measured the
+instance (inputs.sweep_order), largest first, each with the commit that made it when a bisect
+kept in the store (history/bisected.py) named it exactly.
+
+Largest: by the larger relative change of the two metrics (from 0: first), then by the B/op
+change, so that +9 allocs/op at a release outranks +24 B/op at the next one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from allocbench.reports.inputs import History, Point
+
+METRICS = ("bytes_per_op", "allocs_per_op")
+SHOWN = 10   # steps listed on the index; the rest are counted
+
+
+@dataclass(frozen=True)
+class Step:
+    history: History
+    name: str
+    old: Point
+    new: Point
+    values: dict[str, tuple[float, float]]   # metric → (before, after)
+    commit: dict[str, Any] | None            # the bisected step whose after is `new`
+
+    def size(self) -> tuple[float, float]:
+        def relative(before: float, after: float) -> float:
+            return abs(after - before) / before if before else math.inf
+        return (max(relative(*v) for v in self.values.values() if v[0] != v[1]),
+                abs(self.values["bytes_per_op"][1] - self.values["bytes_per_op"][0]))
+
+
+def _values(point: Point, name: str) -> dict[str, float] | None:
+    result = point.result(name)
+    if result is None or result.get("error"):
+        return None
+    alloc = result.get("alloc") or {}
+    if any(alloc.get(m) is None for m in METRICS):
+        return None
+    return {m: float(alloc[m]) for m in METRICS}
+
+
+def _exact(bisects: list[dict[str, Any]], history: History) -> dict[tuple[str, str, str], dict]:
+    """(scenario, before sha, after sha) → the exact step a bisect of this machine and
+    allocator kept."""
+    return {(doc["scenario"], step["before"], step["after"]): step
+            for doc in bisects
+            if (doc["machine"], doc["allocator"]) == (history.machine, history.allocator)
+            for step in doc["steps"] if step["exact"]}
+
+
+def steps(histories: list[History], bisects: list[dict[str, Any]]) -> list[Step]:
+    """Every step of every history, largest first."""
+    found = []
+    for history in histories:
+        exact = _exact(bisects, history)
+        for name in history.names():
+            last: tuple[Point, dict[str, float]] | None = None
+            for point in history.measured():
+                values = _values(point, name)
+                if values is None:
+                    continue
+                if last is not None and values != last[1]:
+                    found.append(Step(history, name, last[0], point,
+                                      {m: (last[1][m], values[m]) for m in METRICS},
+                                      exact.get((name, last[0].sha, point.sha))))
+                last = (point, values)
+    return sorted(found, key=lambda s: tuple(-x for x in s.size()))
