@@ -130,6 +130,9 @@ def test_an_axis_that_does_not_start_at_zero_says_so_and_maps_points_back():
     root = _parse(charts.line_chart("B/op", LABELS[:4], [series], y_title="B/op"))
     axes = Axes(root)
     assert sorted(axes.ticks) == [2800, 2900, 3000, 3100]
+    assert [t.text for t in root.findall("s:text", NS)
+            if t.get("text-anchor") == "end" and t.get("x") is not None] == [
+        "2,800", "2,900", "3,000", "3,100"]
     for circle, value in zip(root.findall("s:circle", NS), series.values):
         assert axes.value(float(circle.get("cy"))) == pytest.approx(value, abs=_tolerance(axes))
     (said,) = [t for t in root.findall("s:text", NS) if t.get("class") == "axis-from"]

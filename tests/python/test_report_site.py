@@ -153,6 +153,29 @@ def test_the_index_leads_with_the_largest_allocation_changes_of_the_whole_histor
          _not_bisected("v1.1", "v1.2")]]
 
 
+def test_the_index_lists_ten_steps_and_counts_the_rest(tmp_path):
+    """Twelve releases, each growing the span by 8 B over the one before: eleven steps, the
+    first (+12.5 %) the largest, the last (+8 / 144 = 5.6 %) the smallest and not shown."""
+    revisions = [rd.Revision(rd.sha(i + 1), f"v1.{i}", f"release {i}", (rd.span(64 + 8 * i, 1),),
+                             committed=f"2026-01-{i + 1:02d}T00:00:00+00:00") for i in range(12)]
+    out = build(tmp_path, revisions)
+    page = Page(out / "index.html")
+    rows = page.table("largest")[1:]
+    assert [r[3] for r in rows] == [f"v1.{i} → v1.{i + 1}" for i in range(10)]
+    assert "1 smaller step: see the scenario pages." in " ".join("".join(page.text).split())
+
+
+def test_steps_of_one_relative_change_are_ranked_by_their_bytes(tmp_path):
+    """Both steps double allocs/op (+100 %, more than either B/op change): the one that adds
+    32 B (72 → 104) comes before the one that adds 8 B (64 → 72), although it is later."""
+    revisions = [rd.Revision(rd.sha(i + 1), f"v1.{i}", f"release {i}", (rd.span(size, allocs),),
+                             committed=f"2026-01-{i + 1:02d}T00:00:00+00:00")
+                 for i, (size, allocs) in enumerate(((64, 1), (72, 2), (104, 4)))]
+    rows = Page(build(tmp_path, revisions) / "index.html").table("largest")[1:]
+    assert [r[1:4] for r in rows] == [["72 → 104 (+32)", "2 → 4 (+2)", "v1.1 → v1.2"],
+                                      ["64 → 72 (+8)", "1 → 2 (+1)", "v1.0 → v1.1"]]
+
+
 def test_a_step_a_bisect_named_shows_its_commit_and_a_damaged_result_is_left_out(tmp_path,
                                                                                capsys):
     """A bisect between v1.0 and v1.1 whose probe (a commit of January 15) is stored:
