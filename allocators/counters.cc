@@ -19,6 +19,8 @@ std::atomic<bool> g_window_open{false};
 std::atomic<int64_t> g_scenario_live{0};
 std::atomic<int64_t> g_scenario_peak{0};
 std::atomic<Tracking> g_tracking{Tracking::kFull};
+std::atomic<Observer*> g_background_observer{nullptr};
+std::atomic<uint32_t> g_background_calls{0};
 
 namespace {
 
@@ -217,6 +219,22 @@ void SetMode(Mode mode) noexcept {
   t.fast_target = internal::FastTargetFor(mode, t.block);
 }
 Mode GetMode() noexcept { return tls_state.mode; }
+
+Observer* SetThreadObserver(Observer* observer) noexcept {
+  internal::ThreadState& t = tls_state;
+  Observer* previous = t.observer;
+  t.observer = observer;
+  if (t.fast_target != internal::kBusy) t.fast_target = internal::FastTargetFor(t.mode, t.block);
+  return previous;
+}
+
+// Returns once no thread is still calling the observer it replaced, which may then go away.
+Observer* SetBackgroundObserver(Observer* observer) noexcept {
+  Observer* previous =
+      internal::g_background_observer.exchange(observer, std::memory_order_seq_cst);
+  while (internal::g_background_calls.load(std::memory_order_seq_cst) != 0) __builtin_ia32_pause();
+  return previous;
+}
 
 void SetBackgroundWindow(bool open) noexcept {
   internal::g_window_open.store(open, std::memory_order_relaxed);

@@ -36,6 +36,7 @@ __attribute__((noinline)) void* CountedAllocPath(size_t requested, Allocate allo
   void* p = allocate();
   if (ALLOCBENCH_LIKELY(p != nullptr)) {
     ci::RecordAllocAs(target, requested, ci::FullTracking() ? backend::UsableSize(p) : 0);
+    ci::ObserveAlloc(p, requested);
   }
   return p;
 }
@@ -44,6 +45,7 @@ __attribute__((noinline)) inline void CountedFreePath(void* p) noexcept {
   const uintptr_t target = ci::tls_state.fast_target;
   ci::ReentryGuard guard;
   ci::RecordFreeAs(target, ci::FreeNeedsUsable() ? backend::UsableSize(p) : 0);
+  ci::ObserveFree(p);
   backend::Free(p);
 }
 

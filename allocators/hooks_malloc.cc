@@ -64,6 +64,8 @@ void* Realloc(void* p, size_t size) {
   if (moved == nullptr) return OrEnomem(nullptr);  // p untouched: nothing happened
   ci::RecordFreeAs(target, old_usable);
   ci::RecordAllocAs(target, size, ci::FullTracking() ? backend::UsableSize(moved) : 0);
+  ci::ObserveFree(p);  // the old address, released by now: observers only match it
+  ci::ObserveAlloc(moved, size);
   return moved;
 }
 

@@ -55,6 +55,7 @@ struct ThreadState {
   Mode mode;
   bool shared;          // counts through the shared overflow block (pool full, or exiting)
   CounterBlock* block;  // this thread's slot, claimed by its first counted event or kCounting
+  Observer* observer;   // SetThreadObserver(): its kCounting events, with their pointers
 };
 
 // initial-exec: the counting layer lives in executables, where this resolves to a fixed offset
@@ -66,15 +67,18 @@ extern std::atomic<bool> g_window_open;
 extern std::atomic<int64_t> g_scenario_live;
 extern std::atomic<int64_t> g_scenario_peak;
 extern std::atomic<Tracking> g_tracking;
+extern std::atomic<Observer*> g_background_observer;
+extern std::atomic<uint32_t> g_background_calls;  // background observer calls in flight
 
 inline bool FullTracking() noexcept {
   return g_tracking.load(std::memory_order_relaxed) == Tracking::kFull;
 }
 
-// The fast_target for a thread in `mode` that owns `block` (or nullptr).
+// The fast_target for the calling thread in `mode`, owning `block` (or nullptr). An observed
+// thread counts on the slow path, which passes the pointers.
 inline uintptr_t FastTargetFor(Mode mode, CounterBlock* block) noexcept {
   if (mode == Mode::kPaused || mode == Mode::kIgnored) return kNever;
-  if (mode == Mode::kCounting && block != nullptr) {
+  if (mode == Mode::kCounting && block != nullptr && tls_state.observer == nullptr) {
     return reinterpret_cast<uintptr_t>(&block->scenario);
   }
   return kSlowPath;
@@ -150,6 +154,33 @@ inline void RecordAllocAs(uintptr_t target, size_t requested, size_t usable) noe
 inline void RecordFreeAs(uintptr_t target, size_t usable) noexcept {
   if (target >= kFirstPointer) return RecordScenarioFree(AsCounts(target), usable);
   RecordFreeSlow(usable);
+}
+
+// After a counted allocation / before a counted free on the slow path (guard held): passes the
+// pointer to the thread's observer (kCounting) or the background one (kUnassigned). A
+// background call is counted in flight, so that SetBackgroundObserver() can wait until no
+// thread still uses the observer it replaced.
+template <typename Call>
+inline void Observe(Call call) noexcept {
+  const Mode mode = tls_state.mode;
+  if (mode == Mode::kCounting) {
+    if (ALLOCBENCH_UNLIKELY(tls_state.observer != nullptr)) call(tls_state.observer);
+    return;
+  }
+  if (mode != Mode::kUnassigned ||
+      ALLOCBENCH_LIKELY(g_background_observer.load(std::memory_order_relaxed) == nullptr)) {
+    return;
+  }
+  g_background_calls.fetch_add(1, std::memory_order_seq_cst);
+  Observer* observer = g_background_observer.load(std::memory_order_seq_cst);
+  if (observer != nullptr) call(observer);
+  g_background_calls.fetch_sub(1, std::memory_order_release);
+}
+inline void ObserveAlloc(void* p, size_t requested) noexcept {
+  Observe([=](Observer* observer) { observer->on_alloc(observer, p, requested); });
+}
+inline void ObserveFree(void* p) noexcept {
+  Observe([=](Observer* observer) { observer->on_free(observer, p); });
 }
 
 // Whether a free needs its usable size: only the scenario's live bytes use it (Counts has no

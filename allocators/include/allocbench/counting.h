@@ -79,6 +79,26 @@ int64_t LiveBytes() noexcept;
 void RecordAlloc(size_t requested, size_t usable) noexcept;
 void RecordFree(size_t usable) noexcept;
 
+// An observer of counted events with their pointers (allocbench::testing's recorder). Called
+// on the thread that made the event, after it was counted, under the re-entry guard: nothing
+// the observer allocates or frees is counted or observed, and it must not throw. An allocation
+// is passed once it succeeded; a free before the block is released. realloc is a free of the
+// old block and an allocation of the new one (as it is counted).
+struct Observer {
+  void (*on_alloc)(Observer* self, void* p, size_t requested) noexcept;
+  void (*on_free)(Observer* self, void* p) noexcept;
+};
+
+// The calling thread's observer of its own kCounting events, or nullptr; returns the one it
+// replaces. While one is set, the thread's counted events take the out-of-line path (the hooks'
+// fast path has no pointer to pass). Other threads and modes are unaffected.
+Observer* SetThreadObserver(Observer* observer) noexcept;
+
+// The process-wide observer of background events (kUnassigned threads while the background
+// window is open), or nullptr; returns the one it replaces once no thread is still calling
+// it (it may then be destroyed). Never call it from inside an observer.
+Observer* SetBackgroundObserver(Observer* observer) noexcept;
+
 // Would an allocation on this thread be counted now? False inside the counting layer's own
 // bookkeeping (re-entry guard).
 bool Active() noexcept;
