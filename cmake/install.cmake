@@ -19,10 +19,14 @@ file(REMOVE ${PROJECT_BINARY_DIR}/allocbenchConfig.cmake   # where builds before
 set(_allocbench_gbench_archive
     ${CMAKE_STATIC_LIBRARY_PREFIX}allocbench_gbench${CMAKE_STATIC_LIBRARY_SUFFIX})
 set(ALLOCBENCH_GBENCH_ARCHIVE ${CMAKE_INSTALL_LIBDIR}/${_allocbench_gbench_archive})
+# allocbench::testing's archive, likewise (testing/).
+set(_allocbench_testing_archive
+    ${CMAKE_STATIC_LIBRARY_PREFIX}allocbench_testing${CMAKE_STATIC_LIBRARY_SUFFIX})
+set(ALLOCBENCH_TESTING_ARCHIVE ${CMAKE_INSTALL_LIBDIR}/${_allocbench_testing_archive})
 configure_package_config_file(cmake/allocbenchConfig.cmake.in
   ${_allocbench_install_package}/allocbenchConfig.cmake
   INSTALL_DESTINATION ${ALLOCBENCH_CMAKE_DIR}
-  PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE)
+  PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE ALLOCBENCH_TESTING_ARCHIVE)
 write_basic_package_version_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${_allocbench_install_package}/allocbenchConfig.cmake
@@ -44,6 +48,15 @@ if(ALLOCBENCH_SANITIZE STREQUAL "")
   install(EXPORT allocbenchGbenchTargets NAMESPACE allocbench::
           DESTINATION ${ALLOCBENCH_CMAKE_DIR})
   install(FILES allocators/hooks.dynlist DESTINATION ${ALLOCBENCH_CMAKE_DIR})
+  # allocbench::testing (testing/), the same way: its own export set, its archive OPTIONAL.
+  install(TARGETS allocbench_testing EXPORT allocbenchTestingTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} OPTIONAL)
+  install(EXPORT allocbenchTestingTargets NAMESPACE allocbench::
+          DESTINATION ${ALLOCBENCH_CMAKE_DIR})
+  install(FILES testing/include/allocbench/testing.h testing/include/allocbench/testing_gtest.h
+                testing/include/allocbench/testing_catch2.h
+                allocators/include/allocbench/counting.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/allocbench)
 
   # The same package in the build tree, <build>/lib/cmake/allocbench, laid out as an install
   # prefix (bin/ holds the runners): plugin builds that sweep, bisect and ab start find the
@@ -53,15 +66,18 @@ if(ALLOCBENCH_SANITIZE STREQUAL "")
          FILE ${_allocbench_build_package}/allocbenchTargets.cmake)
   export(EXPORT allocbenchGbenchTargets NAMESPACE allocbench::
          FILE ${_allocbench_build_package}/allocbenchGbenchTargets.cmake)
+  export(EXPORT allocbenchTestingTargets NAMESPACE allocbench::
+         FILE ${_allocbench_build_package}/allocbenchTestingTargets.cmake)
   set(_allocbench_install_bindir ${CMAKE_INSTALL_BINDIR})
   set(CMAKE_INSTALL_BINDIR bin)   # where the build tree has its runners
   # and its archive (gbench/CMakeLists.txt: ARCHIVE_OUTPUT_DIRECTORY)
   set(ALLOCBENCH_GBENCH_ARCHIVE lib/${_allocbench_gbench_archive})
+  set(ALLOCBENCH_TESTING_ARCHIVE lib/${_allocbench_testing_archive})
   configure_package_config_file(cmake/allocbenchConfig.cmake.in
     ${_allocbench_build_package}/allocbenchConfig.cmake
     INSTALL_DESTINATION lib/cmake/allocbench
     INSTALL_PREFIX ${PROJECT_BINARY_DIR}
-    PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE)
+    PATH_VARS CMAKE_INSTALL_BINDIR ALLOCBENCH_GBENCH_ARCHIVE ALLOCBENCH_TESTING_ARCHIVE)
   set(CMAKE_INSTALL_BINDIR ${_allocbench_install_bindir})
   configure_file(${_allocbench_install_package}/allocbenchConfigVersion.cmake
                  ${_allocbench_build_package}/allocbenchConfigVersion.cmake COPYONLY)

@@ -255,6 +255,12 @@ bool IsMachinery(const Frame& frame) {
 std::string ShortName(const std::string& demangled) {
   const auto [first, second] = NameSpan(demangled);
   std::string name = demangled.substr(first, second - first);
+  // ABI tags ("[abi:cxx11]", on functions returning std::string) are the linker's business.
+  for (size_t tag = name.find("[abi:"); tag != std::string::npos; tag = name.find("[abi:")) {
+    const size_t end = name.find(']', tag);
+    if (end == std::string::npos) break;
+    name.erase(tag, end - tag + 1);
+  }
   if (demangled.compare(second, 2, "()") == 0) return name + "()";
   if (second < demangled.size()) return name + "(...)";
   return name;

@@ -9,11 +9,13 @@ import sys
 
 from allocbench.base.errors import UserError
 
-# Building allocbench-run, its backends and its tests; ccache only speeds rebuilds up.
+# Building allocbench-run, its backends and its tests; ccache only speeds rebuilds up. catch2
+# (one header) is here, not among the test packages: the tree's Catch2 test is built only when
+# it is found at configure time, and `run` configures the tree that `test` builds later.
 BUILD_PACKAGES = [
     "cmake", "g++", "make", "pkg-config", "git", "ccache",
     "libbenchmark-dev", "libgtest-dev", "nlohmann-json3-dev",
-    "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev",
+    "libjemalloc-dev", "libmimalloc-dev", "libgoogle-perftools-dev", "catch2",
 ]
 # yaml: the CI workflow test; matplotlib: sweep plots (installed on first use otherwise);
 # cmark-gfm: the escaping test renders our markdown as GitHub does; the report's own packages,

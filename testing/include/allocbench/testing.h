@@ -175,7 +175,7 @@ class Verdict {
 // Runs the statement once, counted; on failure, builds the message that lists where the
 // allocations were made (running the statement a second time to capture their stacks, except
 // for kNoAlloc, whose first run captures them: any allocation fails it). `macro` and `text`
-// name the check in the message.
+// name the check in the message. When !Available(), runs the statement uncounted and skips.
 Verdict CheckCallable(const Expectation& expectation, const char* macro, const char* text,
                       Callable statement);
 
