@@ -17,6 +17,8 @@ BISECT_PYTEST = ("tests/python/test_bisect_all.py", "tests/python/test_sweep_par
 CALIBRATE_PYTEST = ("tests/python/test_calibrate.py", "tests/python/test_compare.py")
 IMPORT_PYTEST = ("tests/python/test_import_gate.py", "tests/python/test_import_formats.py")
 GBENCH_PYTEST = ("tests/python/test_gbench_dropin.py",)
+TESTING_CTEST = r"^(Count|AllocsPerRun|GtestChecks|Unavailable)\."
+TESTING_PYTEST = ("tests/python/test_testing_catch2.py",)
 SITE_PYTEST = ("tests/python/test_site_budget.py", "tests/python/test_site_budget_ab.py")
 
 
@@ -49,8 +51,8 @@ MUTATIONS: tuple[Mutation, ...] = (
              COUNTING_CTEST, COUNTING_PYTEST, "free() releases without counting a free"),
     Mutation("realloc-no-alloc", "allocators/hooks_malloc.cc",
              "  ci::RecordAllocAs(target, size, ci::FullTracking() ? "
-             "backend::UsableSize(moved) : 0);\n  return moved;",
-             "  return moved;",
+             "backend::UsableSize(moved) : 0);\n  ci::ObserveFree(p);",
+             "  ci::ObserveFree(p);",
              COUNTING_CTEST, COUNTING_PYTEST,
              "a moving realloc counts its free but not its allocation"),
     # --- the count pass (harness/src/count_pass.cc) -----------------------------------------
@@ -124,6 +126,37 @@ MUTATIONS: tuple[Mutation, ...] = (
              'state->counters["bytes_per_op"] = benchmark::Counter(bytes, '
              'benchmark::Counter::kAvgThreads);',
              None, GBENCH_PYTEST, "bytes_per_op is per thread, not per op"),
+    # --- allocation checks in unit tests (testing/) ------------------------------------------
+    Mutation("observed-thread-on-fast-path", "allocators/thread_state.h",
+             "block != nullptr && tls_state.observer == nullptr) {", "block != nullptr) {",
+             TESTING_CTEST, TESTING_PYTEST,
+             "an observed thread counts on the fast path, so its observer never sees an event"),
+    Mutation("testing-free-keeps-block-live", "testing/recorder.cc",
+             "  live_bytes_ -= static_cast<int64_t>(slots_[slot].bytes);\n  if (slots_",
+             "  if (slots_",
+             TESTING_CTEST, TESTING_PYTEST, "a block the call frees still counts in net_bytes"),
+    Mutation("testing-permit-counts", "testing/window.cc",
+             "if (saved_ != counting::Mode::kIgnored) counting::SetMode(counting::Mode::kPaused);",
+             "if (saved_ != counting::Mode::kIgnored) counting::SetMode(counting::Mode::kCounting);",
+             TESTING_CTEST, TESTING_PYTEST, "PermitAllocations excludes nothing"),
+    Mutation("testing-nested-not-chained", "testing/window.cc",
+             "recorder_->Chain(saved_mode_ == counting::Mode::kCounting ? saved_thread_observer_ "
+             ": nullptr,",
+             "recorder_->Chain(nullptr,",
+             TESTING_CTEST, TESTING_PYTEST, "a count nested in another is not counted by the outer"),
+    Mutation("testing-budget-boundary", "testing/verdict.cc",
+             "return c.allocs <= e.allocs && c.bytes <= e.bytes;",
+             "return c.allocs < e.allocs && c.bytes <= e.bytes;",
+             TESTING_CTEST, TESTING_PYTEST, "a statement exactly at its allocation budget fails"),
+    Mutation("testing-listing-nine", "testing/verdict.cc",
+             "constexpr size_t kListed = 10;", "constexpr size_t kListed = 9;",
+             TESTING_CTEST, TESTING_PYTEST, "a failure lists nine lines, not ten"),
+    Mutation("testing-library-headers-are-program", "testing/stacks.cc",
+             'return StartsWith(frame.path, "/usr/include/") || frame.path.find("/c++/") != '
+             'std::string::npos;',
+             "return false;",
+             None, ("tests/python/test_testing_docs.py::test_the_regression_fails_as_the_page_shows",),
+             "a failure names libstdc++'s inlined std::string code instead of the program's line"),
     # --- per-site budgets (scripts/allocbench/gate/site_budget.py) --------------------------------
     Mutation("site-budget-boundary", "scripts/allocbench/gate/site_budget.py",
              "increase > Fraction(limit.allowed(float(base)))",

@@ -1,6 +1,5 @@
 // The checks behind the GoogleTest and Catch2 macros: run the statement counted, judge, and on
 // failure say where every allocation the check did not allow was made.
-#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -159,16 +158,22 @@ Verdict CheckCallable(const Expectation& expectation, const char* macro, const c
   // kNoAlloc fails on any allocation, so its first run may as well keep their stacks: a passing
   // check captures nothing. The others capture only on a second run, after a failure.
   const bool capture_first = expectation.kind == Kind::kNoAlloc;
-  auto first = std::make_unique<Window>(Threads::kThisThread, capture_first);
-  statement();
-  const Counts counts = first->Close();
-  if (Passes(expectation, counts)) return {Verdict::State::kPassed, ""};
-  if (capture_first) {
-    return {Verdict::State::kFailed,
-            Describe(expectation, macro, text, counts, first->recorder(), counts, false)};
+  // The others need only the counts (the hooks' fast path), and NO_LEAK the blocks.
+  const Detail detail = capture_first                       ? Detail::kStacks
+                        : expectation.kind == Kind::kNoLeak ? Detail::kBlocks
+                                                            : Detail::kCounts;
+  Counts counts;
+  {
+    Window first(Threads::kThisThread, detail);
+    statement();
+    counts = first.Close();
+    if (Passes(expectation, counts)) return {Verdict::State::kPassed, ""};
+    if (capture_first) {
+      return {Verdict::State::kFailed,
+              Describe(expectation, macro, text, counts, first.recorder(), counts, false)};
+    }
   }
-  first.reset();
-  Window again(Threads::kThisThread, true);
+  Window again(Threads::kThisThread, Detail::kStacks);
   statement();
   const Counts again_counts = again.Close();
   return {Verdict::State::kFailed,

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "allocbench/counting.h"
 #include "allocbench/testing.h"
@@ -65,7 +66,7 @@ const char* FindReason() noexcept {
   }
   // The hooks are linked: one malloc must count as one allocation of its size.
   void* (*volatile allocate)(size_t) = &malloc;
-  internal::Window window(Threads::kThisThread, false);
+  internal::Window window(Threads::kThisThread, internal::Detail::kBlocks);
   void* p = allocate(7);
   free(p);
   const Counts counts = window.Close();
@@ -97,11 +98,11 @@ PermitAllocations::~PermitAllocations() {
 
 namespace internal {
 
-Window::Window(Threads threads, bool capture) : threads_(threads) {
-  {
-    PermitAllocations setup;  // nothing of this is an enclosing count's, or a kAll one's
-    recorder_ = new Recorder(capture);
-  }
+Window::Window(Threads threads, Detail detail) : threads_(threads) {
+  static_assert(sizeof(Recorder) <= kRecorderSize && alignof(Recorder) <= 16,
+                "Window::storage_ must hold a Recorder");
+  recorder_ = new (storage_) Recorder(detail == Detail::kStacks);
+  own_counters_ = detail == Detail::kCounts && threads_ == Threads::kThisThread;
   if (threads_ == Threads::kAll) {
     g_all_threads.lock();  // does not allocate
   }
@@ -110,13 +111,27 @@ Window::Window(Threads threads, bool capture) : threads_(threads) {
 
 void Window::Open() noexcept {
   saved_mode_ = counting::GetMode();
-  // Inside an enclosing count (and not in its PermitAllocations), events go on to it.
   // Paused until the end: no event of this thread comes between the steps below.
   if (saved_mode_ == counting::Mode::kCounting) counting::SetMode(counting::Mode::kPaused);
-  saved_thread_observer_ = counting::SetThreadObserver(recorder_->observer());
-  saved_background_observer_ = g_background_current;
-  recorder_->Chain(saved_mode_ == counting::Mode::kCounting ? saved_thread_observer_ : nullptr,
-                   threads_ == Threads::kAll ? saved_background_observer_ : nullptr);
+  if (own_counters_) {
+    // Entering kCounting claims the thread's slot; without one (more than 4096 threads) its
+    // counts are mixed with others': record blocks instead.
+    counting::SetMode(counting::Mode::kCounting);
+    counting::SetMode(counting::Mode::kPaused);
+    own_counters_ = counting::ReadThisThread(&start_);
+  }
+  // Under an enclosing count's PermitAllocations, or outside any: no observer sees these
+  // events (an enclosing count's does, through the thread's own observer, when it counts).
+  if (own_counters_ && saved_mode_ != counting::Mode::kCounting) {
+    saved_thread_observer_ = counting::SetThreadObserver(nullptr);
+  }
+  if (!own_counters_) {
+    // Inside an enclosing count (and not in its PermitAllocations), events go on to it.
+    saved_thread_observer_ = counting::SetThreadObserver(recorder_->observer());
+    saved_background_observer_ = g_background_current;
+    recorder_->Chain(saved_mode_ == counting::Mode::kCounting ? saved_thread_observer_ : nullptr,
+                     threads_ == Threads::kAll ? saved_background_observer_ : nullptr);
+  }
   if (threads_ == Threads::kAll) {
     g_background_current = recorder_->observer();
     counting::SetBackgroundObserver(g_background_current);
@@ -127,9 +142,21 @@ void Window::Open() noexcept {
 }
 
 Counts Window::Close() noexcept {
-  if (!open_) return recorder_->counts();
+  if (!open_) return counts_;
   counting::SetMode(counting::Mode::kPaused);  // first: counting stops here
   open_ = false;
+  if (own_counters_) {
+    counting::Counters end;
+    if (counting::ReadThisThread(&end)) {
+      counts_.allocs = end.allocs - start_.allocs;
+      counts_.frees = end.frees - start_.frees;
+      counts_.bytes = end.requested_bytes - start_.requested_bytes;
+    }
+    if (saved_mode_ != counting::Mode::kCounting)
+      counting::SetThreadObserver(saved_thread_observer_);
+    counting::SetMode(saved_mode_);
+    return counts_;
+  }
   if (threads_ == Threads::kAll) {
     if (--g_all_depth == 0) counting::SetBackgroundWindow(false);
     g_background_current = saved_background_observer_;
@@ -138,18 +165,19 @@ Counts Window::Close() noexcept {
   counting::SetThreadObserver(saved_thread_observer_);
   counting::SetMode(saved_mode_);
   if (threads_ == Threads::kAll) g_all_threads.unlock();
-  return recorder_->counts();
+  counts_ = recorder_->counts();
+  return counts_;
 }
 
 Window::~Window() {
   Close();
-  PermitAllocations teardown;
-  delete recorder_;
+  PermitAllocations teardown;  // the recorder frees its tables: nothing of a count's
+  recorder_->~Recorder();
 }
 
 Counts CountCallable(Callable f, Threads threads) {
   if (!Available()) throw Unavailable(std::string("allocbench::testing: ") + UnavailableReason());
-  Window window(threads, false);
+  Window window(threads, Detail::kBlocks);
   f();
   return window.Close();
 }

@@ -104,6 +104,34 @@ TEST(Count, ACountInsideAPermitCountsForItselfOnly) {
   ExpectCounts(outer, 0, 0, 0, 0);
 }
 
+// The checks count on the thread's own counters (no observer): nested in a count they are
+// counted by it too, and under its PermitAllocations only by themselves.
+TEST(Count, ACheckNestedInACountIsCountedByBothUnlessPermitted) {
+  namespace ai = allocbench::testing::internal;
+  const ai::Expectation exactly{ai::Kind::kExactly, 5, 206};
+  bool passed = false;
+  const at::Counts outer = at::Count([&] {
+    passed = static_cast<bool>(ai::Check(exactly, "CHECK", "five", gt::FiveAllocations));
+  });
+  EXPECT_TRUE(passed);
+  ExpectCounts(outer, 5, 5, 206, 0);
+  passed = false;
+  const at::Counts permitted = at::Count([&] {
+    at::PermitAllocations permit;
+    passed = static_cast<bool>(ai::Check(exactly, "CHECK", "five", gt::FiveAllocations));
+  });
+  EXPECT_TRUE(passed);
+  ExpectCounts(permitted, 0, 0, 0, 0);
+  // And a check's count is its own: the enclosing count's allocations are not in it.
+  const at::Counts around = at::Count([&] {
+    gt::FortyEightFreed();
+    passed = static_cast<bool>(ai::Check(exactly, "CHECK", "five", gt::FiveAllocations));
+    gt::FortyEightFreed();
+  });
+  EXPECT_TRUE(passed);
+  ExpectCounts(around, 7, 7, 206 + 2 * 48, 0);
+}
+
 TEST(Count, AnExceptionEndsTheCountAndPropagates) {
   const auto mode = allocbench::counting::GetMode();
   EXPECT_THROW(at::Count(gt::AllocatesThenThrows), std::runtime_error);

@@ -21,6 +21,7 @@
 #ifndef ALLOCBENCH_TESTING_H_
 #define ALLOCBENCH_TESTING_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -90,26 +91,36 @@ Callable CallableOf(F& f) {
   }
 }
 
+// What a Window records. kCounts: allocations, frees and bytes only, read from the thread's own
+// counters (the hooks' fast path; net_bytes stays 0; Threads::kAll records kBlocks). kBlocks:
+// also each block of the call, through the counting layer's observer, for net_bytes. kStacks:
+// also the first allocations' call stacks, for a failure message.
+enum class Detail : uint8_t { kCounts, kBlocks, kStacks };
+
 // One counted call: counting starts at the end of the constructor and stops at the start of
-// Close() (or of the destructor, when the call threw). `capture`: keep the first allocations'
-// call stacks, for a failure message.
+// Close() (or of the destructor, when the call threw).
 class Window {
  public:
-  Window(Threads threads, bool capture);
+  Window(Threads threads, Detail detail);
   ~Window();
   Counts Close() noexcept;
   const Recorder& recorder() const { return *recorder_; }
+  static constexpr size_t kRecorderSize = 128;  // window.cc checks it fits
   Window(const Window&) = delete;
   Window& operator=(const Window&) = delete;
 
  private:
   void Open() noexcept;
+  alignas(16) unsigned char storage_[kRecorderSize];  // the Recorder: no allocation per count
   Recorder* recorder_;
   Threads threads_;
   bool open_ = false;
   counting::Mode saved_mode_ = counting::Mode::kUnassigned;
   counting::Observer* saved_thread_observer_ = nullptr;
   counting::Observer* saved_background_observer_ = nullptr;
+  bool own_counters_ = false;  // kCounts on the thread's counters, from start_
+  counting::Counters start_;
+  Counts counts_;  // once closed
 };
 
 Counts CountCallable(Callable f, Threads threads);
