@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <new>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -34,6 +35,13 @@ TEST(Count, EveryFormOnTheCallingThreadExactly) {
   EXPECT_EQ(gt::kFiveAllocationsBytes, 206u);
 }
 
+TEST(Count, TakesConstAndTemporaryCallables) {
+  const auto five = [] { gt::FiveAllocations(); };
+  ExpectCounts(at::Count(five), 5, 5, 206, 0);
+  ExpectCounts(at::Count([] { gt::FortyEightFreed(); }), 1, 1, 48, 0);
+  EXPECT_EQ(at::AllocsPerRun(3, five), 5.0);
+}
+
 TEST(Count, NothingAllocatedIsZero) {
   ExpectCounts(at::Count([] {}), 0, 0, 0, 0);
 }
@@ -57,6 +65,27 @@ TEST(Count, ReallocIsAFreeAndAnAllocationOfTheNewSize) {
                }),
                2, 1, 1010, 1000);
   free(p);
+}
+
+// Every form goes through the same observed path: aligned and array new, calloc,
+// posix_memalign, aligned_alloc, each freed by its matching form.
+TEST(Count, TheOtherFormsAreCountedAndMatchedToTheirFrees) {
+  void* (*volatile alloc_aligned)(size_t, size_t) = &aligned_alloc;
+  void* (*volatile alloc_zeroed)(size_t, size_t) = &calloc;
+  const at::Counts c = at::Count([&] {
+    void* a = ::operator new (40, std::align_val_t{64});
+    void* b = ::operator new[](24);
+    void* z = alloc_zeroed(3, 11);
+    void* m = nullptr;
+    if (posix_memalign(&m, 32, 50) != 0) m = nullptr;
+    void* l = alloc_aligned(16, 48);
+    ::operator delete (a, std::align_val_t{64});
+    ::operator delete[](b);
+    free(z);
+    free(m);
+    free(l);
+  });
+  ExpectCounts(c, 5, 5, 40 + 24 + 33 + 50 + 48, 0);
 }
 
 TEST(Count, AnotherThreadIsCountedOnlyWhenAsked) {

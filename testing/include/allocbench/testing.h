@@ -87,7 +87,9 @@ Callable CallableOf(F& f) {
   if constexpr (std::is_function_v<F>) {
     return {[](void* context) { reinterpret_cast<F*>(context)(); }, reinterpret_cast<void*>(&f)};
   } else {
-    return {[](void* context) { (*static_cast<F*>(context))(); }, &f};
+    // A const lambda is called as const; the pointer only carries it.
+    return {[](void* context) { (*static_cast<F*>(context))(); },
+            const_cast<void*>(static_cast<const void*>(&f))};
   }
 }
 
