@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import subprocess
 import sys
 
@@ -34,9 +35,23 @@ def test_the_pages_table_is_the_scripts_rendering_of_the_data_file():
     doc = json.loads(DATA.read_text())
     assert sorted(doc["ns"]) == BENCHMARKS
     assert all(len(samples) == doc["rounds"] for samples in doc["ns"].values())
+    text = " ".join(page("testing").split())
     caption = f"({doc['rounds']} rounds, min time {doc['min_time_s']:g} s, load average " \
-              f"{doc['load_average']:.1f})"
-    assert caption in " ".join(page("testing").split())
+              f"{doc['load_average']:.1f};"
+    assert caption in text
+    # The prose's numbers, from the same file: the worst passing check's ratio, the recorder's
+    # cost and the capture's per allocation (of the statement's 5), the failing check's.
+    ns = {name: statistics.median(samples) for name, samples in doc["ns"].items()}
+    ratios = [statistics.median(c / b for c, b in zip(doc["ns"][f"BM_PassingCheck/{arg}"],
+                                                        doc["ns"][f"BM_Bare/{arg}"]))
+              for arg in "01"]
+    assert f"stays within about {round((max(ratios) - 1) * 100)}% of a statement of " \
+           f"{round(ns['BM_Bare/0'] / 1000)} µs" in text
+    recorder = (ns["BM_Count/1"] - ns["BM_Bare/1"]) / 5
+    assert f"some {round(recorder, -1):.0f} ns per allocation" in text
+    capture = (ns["BM_CapturingRun"] - ns["BM_Bare/1"]) / 5
+    assert f"about {round(capture / 1000)} µs per allocation" in text
+    assert f"about {round(ns['BM_FailingCheck/iterations:20'] / 1e6, -1):.0f} ms here" in text
 
 
 def test_a_tiny_run_times_every_benchmark(build_dir, tmp_path):
