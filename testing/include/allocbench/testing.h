@@ -136,28 +136,30 @@ Counts Count(F&& f, Threads threads = Threads::kThisThread) {
   return internal::CountCallable(internal::CallableOf(f), threads);
 }
 
+namespace internal {
+// One warm-up call of f(), then the counts of `runs` more. REQUIRES: runs > 0.
+template <typename F>
+Counts CountRuns(const char* function, int runs, F& f) {
+  if (runs <= 0) throw std::invalid_argument(std::string(function) + ": runs must be > 0");
+  f();
+  return Count([&] {
+    for (int i = 0; i < runs; ++i) f();
+  });
+}
+}  // namespace internal
+
 // Go's testing.AllocsPerRun: one call of f() to warm up (not counted), then the mean number of
 // allocations per call over `runs` calls, exact (Go truncates to an integer). REQUIRES: runs > 0
 // (std::invalid_argument otherwise).
 template <typename F>
 double AllocsPerRun(int runs, F&& f) {
-  if (runs <= 0) throw std::invalid_argument("AllocsPerRun: runs must be > 0");
-  f();
-  const Counts counts = Count([&] {
-    for (int i = 0; i < runs; ++i) f();
-  });
-  return static_cast<double>(counts.allocs) / runs;
+  return static_cast<double>(internal::CountRuns("AllocsPerRun", runs, f).allocs) / runs;
 }
 
 // The same for requested bytes per call.
 template <typename F>
 double BytesPerRun(int runs, F&& f) {
-  if (runs <= 0) throw std::invalid_argument("BytesPerRun: runs must be > 0");
-  f();
-  const Counts counts = Count([&] {
-    for (int i = 0; i < runs; ++i) f();
-  });
-  return static_cast<double>(counts.bytes) / runs;
+  return static_cast<double>(internal::CountRuns("BytesPerRun", runs, f).bytes) / runs;
 }
 
 // --- the checks behind the GoogleTest and Catch2 macros --------------------------------------
