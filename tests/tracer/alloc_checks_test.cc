@@ -3,25 +3,25 @@
 // promises tests/tracer/families_test.cc checks through the span_creation, trace_fanout and
 // naming_schema families, one level down.
 //
-// Every expected count is derived here from sizes, never from a previous result: the headers'
+// Every expected count is derived from sizes, never from a previous result: the headers'
 // documented formats and costs, sizeof of the tracer's types, the lengths of the strings used,
-// and libstdc++'s layouts and growth (tests/expected_heap.h's small-string buffer, make_shared's
-// control block, list and hash-map nodes, vectors and bucket arrays replayed on the same types).
+// and libstdc++'s layouts and growth (tests/expected_heap.h's strings and vectors, and
+// tests/tracer/expected_tracer.h's make_shared control block, list and hash-map nodes and bucket
+// arrays replayed on the same types, which families_test.cc derives its counts from too).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "allocbench/testing.h"
 #include "allocbench/testing_gtest.h"
 #include "expected_heap.h"
+#include "expected_tracer.h"
 #include "tracer/decorators.h"
 #include "tracer/naming.h"
 #include "tracer/propagation_tags.h"
@@ -35,8 +35,22 @@
 namespace tracer {
 namespace {
 
+using allocbench::expected::Block;
+using allocbench::expected::BuilderPendingHttpServerTags;
+using allocbench::expected::BuilderState;
+using allocbench::expected::ChildSpan;
+using allocbench::expected::DenseValues;
+using allocbench::expected::ExactString;
+using allocbench::expected::GrownString;
 using allocbench::expected::Heap;
+using allocbench::expected::HttpServerDecoration;
+using allocbench::expected::HttpServerTags;
+using allocbench::expected::Ids;
 using allocbench::expected::kSsoCapacity;
+using allocbench::expected::kThreadAtExitNode;
+using allocbench::expected::MapOverhead;
+using allocbench::expected::PropagationTagsCopy;
+using allocbench::expected::RootSpan;
 
 // The literals of the span_creation and trace_fanout families (scenarios/families/web_request.h,
 // span_creation.cc, trace_fanout.cc), spelled out because web_request.h pulls in the scenario
@@ -64,93 +78,8 @@ constexpr DbClientQuery kQuery = {
 const std::string kService = "web-store";
 constexpr SchemaVersion kVersions[] = {SchemaVersion::kV0, SchemaVersion::kV1};
 
-// make_shared's single block: the control block (vtable pointer, use and weak counts), then
-// the object.
-constexpr size_t kSharedControl = sizeof(void*) + 2 * sizeof(int);
-// A std::list node: next and previous pointers, then the value.
-constexpr size_t kListLinks = 2 * sizeof(void*);
-// "_dd.p.tid" holds the upper 64 bits of the trace id as 16 hex digits (propagation_tags.h).
-constexpr size_t kTraceIdHighDigits = 16;
-// glibc's registration of a thread_local's destructor (__cxa_thread_atexit_impl): a calloc'ed
-// node of four pointers (function, object, owning module, next).
-constexpr size_t kThreadAtExitNode = 4 * sizeof(void*);
-
-// A string constructed (or copy-constructed) at its exact size: no block within the
-// small-string buffer, else one of size()+1.
-Heap ExactString(size_t length) {
-  Heap heap;
-  heap.Add(length > kSsoCapacity ? length + 1 : 0);
-  return heap;
-}
-
-// A string that outgrows the small-string buffer by appending (concatenation, append, copy
-// assignment into an empty string): libstdc++ grows the full buffer to at least twice its
-// capacity, one block of max(size, 30) + 1 bytes. REQUIRES: size <= 30 (one growth only), which
-// every name here satisfies (checked where it is used).
-Heap GrownString(size_t length) {
-  Heap heap;
-  heap.Add(length > kSsoCapacity ? std::max(length, 2 * kSsoCapacity) + 1 : 0);
-  return heap;
-}
-
-// What a std::vector<T> allocates growing from empty to n elements one push at a time, replayed
-// on a vector of the same type (libstdc++'s growth policy, not the tracer's code).
-template <class T>
-Heap VectorGrowth(size_t n) {
-  Heap heap;
-  std::vector<T> replay;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t capacity = replay.capacity();
-    replay.emplace_back();
-    if (replay.capacity() != capacity) heap.Add(replay.capacity() * sizeof(T));
-  }
-  return heap;
-}
-
-// A root span of a new trace (tracer.cc's Start): its trace's propagation tags (one make_shared
-// block, plus "_dd.p.tid" as their one string over 15 characters), the trace (one make_shared
-// block), the span's list node in the trace, its name at its exact size, and the tracer's
-// service copied into the span's empty string.
-Heap RootSpan(std::string_view operation) {
-  Heap heap;
-  heap.Add(kSharedControl + sizeof(PropagationTags));
-  heap += ExactString(kTraceIdHighDigits);
-  heap.Add(kSharedControl + sizeof(Trace));
-  heap.Add(kListLinks + sizeof(SpanData));
-  heap += ExactString(operation.size());
-  heap += GrownString(TracerOptions().service.size());
-  return heap;
-}
-
-// A child span sharing its root's trace: its list node and its name.
-Heap ChildSpan(std::string_view operation) {
-  Heap heap;
-  heap.Add(kListLinks + sizeof(SpanData));
-  heap += ExactString(operation.size());
-  return heap;
-}
-
-// One copy of a root's propagation tags (CopyPropagationTags, a share:0 child): make_shared's
-// block and the copy of "_dd.p.tid"; the other strings ("", "-0", "1") fit the buffer.
-Heap PropagationTagsCopy() {
-  Heap heap;
-  heap.Add(kSharedControl + sizeof(PropagationTags));
-  heap += ExactString(kTraceIdHighDigits);
-  return heap;
-}
-
-// The 7 tags DecorateHttpServerSpan sets, in the decorator's order, with their values (the status
-// code in decimal: tags are strings on the wire).
-std::vector<std::pair<TagId, std::string>> HttpServerTags(const HttpServerRequest& request) {
-  return {{TagId::kHttpMethod, std::string(request.method)},
-          {TagId::kHttpUrl, std::string(request.url)},
-          {TagId::kHttpRoute, std::string(request.route)},
-          {TagId::kHttpStatusCode, std::to_string(request.status_code)},
-          {TagId::kHttpUserAgent, std::string(request.user_agent)},
-          {TagId::kPeerHostname, std::string(request.host)},
-          {TagId::kComponent, std::string(request.component)}};
-}
-// ... and the 9 of DecorateDbClientSpan (decorators.h), span.kind "client".
+// The 9 tags DecorateDbClientSpan sets (decorators.h), in its order, with their values (the port
+// in decimal, span.kind "client"): expected_tracer.h's HttpServerTags for the database span.
 std::vector<std::pair<TagId, std::string>> DbClientTags(const DbClientQuery& query) {
   return {{TagId::kDbType, std::string(DatabaseName(query.database))},
           {TagId::kDbInstance, std::string(query.instance)},
@@ -162,60 +91,10 @@ std::vector<std::pair<TagId, std::string>> DbClientTags(const DbClientQuery& que
           {TagId::kSpanKind, "client"},
           {TagId::kComponent, std::string(query.component)}};
 }
-std::vector<TagId> Ids(const std::vector<std::pair<TagId, std::string>>& tags) {
-  std::vector<TagId> ids;
-  for (const auto& tag : tags) ids.push_back(tag.first);
-  return ids;
-}
-
-// What the dense store costs for tags set into empty slots (dense_tags.h): each value at its
-// exact size, nothing per tag otherwise.
-Heap DenseValues(const std::vector<std::pair<TagId, std::string>>& tags) {
-  Heap heap;
-  for (const auto& tag : tags) heap += ExactString(tag.second.size());
-  return heap;
-}
-
-// What the node-based map costs on top of the dense store for the same new tags (tag_store.h):
-// per tag a node (next pointer, the key/value pair, the cached hash: libstdc++ caches
-// std::hash<std::string>) and the key as a std::string; and the bucket arrays, whose growth from
-// the single inline bucket is replayed on a map of the same type.
-Heap MapOverhead(const std::vector<TagId>& ids) {
-  using Map = std::unordered_map<std::string, std::string>;
-  constexpr size_t kNode = sizeof(void*) + sizeof(Map::value_type) + sizeof(size_t);
-  Heap heap;
-  Map replay;
-  size_t buckets = replay.bucket_count();
-  for (TagId id : ids) {
-    heap.Add(kNode);
-    heap += ExactString(TagName(id).size());
-    replay.emplace(std::string(TagName(id)), std::string());
-    if (replay.bucket_count() != buckets) {
-      buckets = replay.bucket_count();
-      heap.Add(buckets * sizeof(void*));
-    }
-  }
-  return heap;
-}
-
-// The web server span's decoration: its 7 values and the resource "<method> <route>", each at its
-// exact size in the span (decorators.cc builds the resource on the stack).
-Heap HttpServerDecoration(const HttpServerRequest& request) {
-  return DenseValues(HttpServerTags(request)) +
-         ExactString(request.method.size() + 1 + request.route.size());
-}
-// The database client span's: its 9 values and the statement as its resource.
+// The database client span's decoration: its 9 values and the statement as its resource, each
+// at its exact size.
 Heap DbClientDecoration(const DbClientQuery& query) {
-  return DenseValues(DbClientTags(query)) + ExactString(query.statement.size());
-}
-
-// A builder that is not reused (span_builder.h): its state object and its copy of the operation
-// name.
-Heap BuilderState(std::string_view operation) {
-  Heap heap;
-  heap.Add(sizeof(SpanBuilderState));
-  heap += ExactString(operation.size());
-  return heap;
+  return DenseValues(DbClientTags(query)) + Block(ExactString(query.statement.size()));
 }
 
 // Drops every trace it is given: freeing, never allocating (a recording writer's vector would
@@ -282,12 +161,12 @@ TEST(TracerAllocChecks, TheServiceTablesAreBuiltOnceAtConstruction) {
       const size_t length =
           kService.size() + 1 + protocol.size() + std::string_view("-client").size();
       ASSERT_LE(length, 2 * kSsoCapacity);
-      tables += v0 ? GrownString(length) * 2 : ExactString(kService.size());
+      tables += v0 ? Block(GrownString(length)) * 2 : Block(ExactString(kService.size()));
     }
     for (size_t i = 0; i < kDatabaseCount; ++i) {
       const size_t length = kService.size() + 1 + DatabaseName(static_cast<Database>(i)).size();
       ASSERT_LE(length, 2 * kSsoCapacity);
-      tables += v0 ? GrownString(length) * 2 : ExactString(kService.size());
+      tables += v0 ? Block(GrownString(length)) * 2 : Block(ExactString(kService.size()));
     }
     for (bool precomputed : {false, true}) {
       ALLOCBENCH_EXPECT_ALLOCS(NamingSchema(version, kService, precomputed), tables.allocs,
@@ -312,12 +191,12 @@ TEST(TracerAllocChecks, InterpolatedNamesCostExactlyTheirConcatenatedStrings) {
       const std::string p(ProtocolName(protocol));
       const std::string operation = p + (v0 ? ".request" : ".client.request");
       ASSERT_LE(operation.size(), 2 * kSsoCapacity);
-      const Heap op = GrownString(operation.size());
+      const Heap op = Block(GrownString(operation.size()));
       ALLOCBENCH_EXPECT_ALLOCS(name = schema.ProtocolOperationName(protocol), op.allocs, op.bytes);
       EXPECT_EQ(name.view(), operation);
       const std::string service = v0 ? kService + "-" + p + "-client" : kService;
       ASSERT_LE(service.size(), 2 * kSsoCapacity);
-      const Heap svc = v0 ? GrownString(service.size()) : ExactString(service.size());
+      const Heap svc = Block(v0 ? GrownString(service.size()) : ExactString(service.size()));
       ALLOCBENCH_EXPECT_ALLOCS(name = schema.ProtocolServiceName(protocol), svc.allocs, svc.bytes);
       EXPECT_EQ(name.view(), service);
     }
@@ -327,12 +206,12 @@ TEST(TracerAllocChecks, InterpolatedNamesCostExactlyTheirConcatenatedStrings) {
       const std::string d(DatabaseName(database));
       const std::string operation = d + ".query";
       ASSERT_LE(operation.size(), 2 * kSsoCapacity);
-      const Heap op = GrownString(operation.size());
+      const Heap op = Block(GrownString(operation.size()));
       ALLOCBENCH_EXPECT_ALLOCS(name = schema.DatabaseOperationName(database), op.allocs, op.bytes);
       EXPECT_EQ(name.view(), operation);
       const std::string service = v0 ? kService + "-" + d : kService;
       ASSERT_LE(service.size(), 2 * kSsoCapacity);
-      const Heap svc = v0 ? GrownString(service.size()) : ExactString(service.size());
+      const Heap svc = Block(v0 ? GrownString(service.size()) : ExactString(service.size()));
       ALLOCBENCH_EXPECT_ALLOCS(name = schema.DatabaseServiceName(database), svc.allocs, svc.bytes);
       EXPECT_EQ(name.view(), service);
       all_databases += op + svc;
@@ -362,7 +241,7 @@ TEST(TracerAllocChecks, DenseStoreCostsExactlyTheLongValues) {
 }
 
 // tag_store.h: kMap costs, per new tag, a node, the key as a std::string and the value; and the
-// bucket array grows as tags arrive: exactly the dense cost plus families_test.cc's MapOverhead
+// bucket array grows as tags arrive: exactly the dense cost plus expected_tracer.h's MapOverhead
 // (7 nodes, "http.status_code" as the one key over 15 characters, the bucket arrays). Catches a
 // value copied rather than moved into the node, or the key built twice.
 TEST(TracerAllocChecks, MapStoreCostsTheValuesPlusANodeAKeyAndBucketsPerTag) {
@@ -393,7 +272,7 @@ TEST(TracerAllocChecks, OverwritingCostsTheDenseStoreNothingAndTheMapItsLongKeys
     set_all();
     Heap keys;
     if (storage == TagStorage::kMap) {
-      for (const auto& tag : tags) keys += ExactString(TagName(tag.first).size());
+      for (const auto& tag : tags) keys.Add(ExactString(TagName(tag.first).size()));
     }
     ALLOCBENCH_EXPECT_ALLOCS(set_all(), keys.allocs, keys.bytes);
     EXPECT_EQ(keys.allocs, storage == TagStorage::kMap ? 1.0 : 0.0);
@@ -472,9 +351,7 @@ TEST(TracerAllocChecks, AFreshBuilderCostsItsStateNameAndPendingTags) {
   EXPECT_EQ(BuilderState(kServerOperation).allocs, 2.0);  // the README's "+2 allocs"
   ALLOCBENCH_EXPECT_ALLOCS(tracer.BuildSpan(kServerOperation).Start(), bare.allocs, bare.bytes);
   const Heap decorated =
-      bare + HttpServerDecoration(kRequest) +
-      VectorGrowth<SpanBuilderState::PendingTag>(HttpServerTags(kRequest).size()) +
-      HttpServerDecoration(kRequest);
+      bare + BuilderPendingHttpServerTags(kRequest) + HttpServerDecoration(kRequest);
   const auto build = [&] {
     SpanBuilder builder = tracer.BuildSpan(kServerOperation);
     DecorateHttpServerSpan(kRequest, builder);
@@ -565,7 +442,7 @@ TEST(TracerAllocChecks, AChildCostsItsNodeAndNameAndCopyingAddsThePropagationTag
       span.SetTag(TagId::kComponent, kRequest.component);
       span.Finish();
     };
-    Heap expected = ChildSpan(kChildOperation) + ExactString(kRequest.component.size());
+    Heap expected = ChildSpan(kChildOperation) + Block(ExactString(kRequest.component.size()));
     if (mode == PropagationTagsMode::kCopy) expected += PropagationTagsCopy();
     for (int i = 0; i < 3; ++i) {
       ALLOCBENCH_EXPECT_ALLOCS(child(), expected.allocs, expected.bytes);

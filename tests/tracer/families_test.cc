@@ -1,25 +1,25 @@
 // The span_creation, trace_fanout and naming_schema families keep their promises, on exact
 // counts from the real count pass over the built-in plugin (interposed operator new / malloc).
 //
-// Every expected count is derived here from sizes, never from a previous result: sizeof of the
+// Every expected count is derived from sizes, never from a previous result: sizeof of the
 // subject's types, the lengths of the strings the scenarios use, and libstdc++'s layouts (the
 // 15-character small-string buffer, make_shared's control block, list and hash-map nodes, the
-// growth of strings, vectors and bucket arrays).
+// growth of strings, vectors and bucket arrays), as tests/expected_heap.h and
+// tests/tracer/expected_tracer.h add them up (shared with alloc_checks_test.cc).
 #include <gtest/gtest.h>
 #include <link.h>
 
-#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "count_pass.h"
 #include "expected_heap.h"
+#include "expected_tracer.h"
 #include "families/web_request.h"  // kRequest, kServerOperation: the literals
 #include "plugin_loader.h"
 #include "tracer/naming.h"
@@ -32,8 +32,19 @@
 namespace allocbench {
 namespace {
 
+using expected::BuilderPendingHttpServerTags;
+using expected::BuilderState;
+using expected::ChildSpan;
+using expected::ExactString;
+using expected::GrownString;
 using expected::Heap;
-using expected::kSsoCapacity;
+using expected::HttpServerDecoration;
+using expected::HttpServerTags;
+using expected::Ids;
+using expected::kThreadAtExitNode;
+using expected::MapOverhead;
+using expected::PropagationTagsCopy;
+using expected::RootSpan;
 using families::kRequest;
 using families::kServerOperation;
 
@@ -41,131 +52,12 @@ using families::kServerOperation;
 constexpr std::string_view kChildOperation = "app.handler.step";
 constexpr std::string_view kNamingService = "web-store";
 
-// make_shared's single block: the control block (vtable pointer, use and weak counts), then
-// the object.
-constexpr size_t kSharedControl = sizeof(void*) + 2 * sizeof(int);
-// A std::list node: next and previous pointers, then the value.
-constexpr size_t kListLinks = 2 * sizeof(void*);
-// "_dd.p.tid" holds the upper 64 bits of the trace id as 16 hex digits.
-constexpr size_t kTraceIdHighDigits = 16;
-
-// A string constructed (or copy-constructed) at its exact size: no block within the
-// small-string buffer, else one of size()+1.
-size_t ExactString(size_t length) { return length > kSsoCapacity ? length + 1 : 0; }
-
-// A string that outgrows the small-string buffer by appending (concatenation, assign): libstdc++
-// grows a full buffer to at least twice its capacity, max(size, 30) + 1 bytes (one block, for
-// the at most 30 characters of every name here).
-size_t GrownString(size_t length) {
-  return length > kSsoCapacity ? std::max(length, 2 * kSsoCapacity) + 1 : 0;
-}
-
-// What a std::vector<T> allocates growing from empty to n elements one push at a time, replayed
-// on a vector of the same type (libstdc++'s growth policy, not the subject's code).
-template <class T>
-Heap VectorGrowth(size_t n) {
-  Heap heap;
-  std::vector<T> replay;
-  for (size_t i = 0; i < n; ++i) {
-    const size_t capacity = replay.capacity();
-    replay.emplace_back();
-    if (replay.capacity() != capacity) heap.Add(replay.capacity() * sizeof(T));
-  }
-  return heap;
-}
-
-// A root span of a new trace with `operation` as its name: its trace's propagation tags (one
-// make_shared block, plus "_dd.p.tid" as the one string over 15 characters), the trace (one
-// make_shared block), the span's list node in the trace, and its name. The service name is the
-// tracer's default, copied.
-Heap RootSpan(std::string_view operation) {
-  Heap heap;
-  heap.Add(kSharedControl + sizeof(tracer::PropagationTags));
-  heap.Add(ExactString(kTraceIdHighDigits));
-  heap.Add(kSharedControl + sizeof(tracer::Trace));
-  heap.Add(kListLinks + sizeof(tracer::SpanData));
-  heap.Add(ExactString(operation.size()));
-  heap.Add(GrownString(tracer::TracerOptions().service.size()));
-  return heap;
-}
-
-// A child span: its list node and its name; it shares the root's trace.
-Heap ChildSpan(std::string_view operation) {
-  Heap heap;
-  heap.Add(kListLinks + sizeof(tracer::SpanData));
-  heap.Add(ExactString(operation.size()));
-  return heap;
-}
-
-// One copy of a root's propagation tags, as a share:0 child makes it.
-Heap PropagationTagsCopy() {
-  Heap heap;
-  heap.Add(kSharedControl + sizeof(tracer::PropagationTags));
-  heap.Add(ExactString(kTraceIdHighDigits));
-  return heap;
-}
-
-// The 7 values of DecorateHttpServerSpan, stored at their exact size whatever the tag storage
-// (the status code in decimal), and the resource "<method> <route>".
-std::vector<size_t> HttpServerValueLengths(const tracer::HttpServerRequest& request) {
-  return {request.method.size(),     request.url.size(),
-          request.route.size(),      std::to_string(request.status_code).size(),
-          request.user_agent.size(), request.host.size(),
-          request.component.size()};
-}
-Heap HttpServerDecoration(const tracer::HttpServerRequest& request) {
-  Heap heap;
-  for (size_t length : HttpServerValueLengths(request)) heap.Add(ExactString(length));
-  heap.Add(ExactString(request.method.size() + 1 + request.route.size()));
-  return heap;
-}
-// The keys DecorateHttpServerSpan sets (the order of the decorator).
-const std::vector<tracer::TagId> kHttpServerTags = {
-    tracer::TagId::kHttpMethod,     tracer::TagId::kHttpUrl,       tracer::TagId::kHttpRoute,
-    tracer::TagId::kHttpStatusCode, tracer::TagId::kHttpUserAgent, tracer::TagId::kPeerHostname,
-    tracer::TagId::kComponent};
-// ... and DecorateDbClientSpan.
+// The keys DecorateDbClientSpan sets, in its order (expected_tracer.h's HttpServerTags has the
+// web server's, with their values).
 const std::vector<tracer::TagId> kDbClientTags = {
     tracer::TagId::kDbType,      tracer::TagId::kDbInstance,  tracer::TagId::kDbUser,
     tracer::TagId::kDbStatement, tracer::TagId::kDbOperation, tracer::TagId::kPeerHostname,
     tracer::TagId::kPeerPort,    tracer::TagId::kSpanKind,    tracer::TagId::kComponent};
-
-// What the node-based map costs on top of the dense store for the same tags: per tag a node
-// (next pointer, the key/value pair, the cached hash: libstdc++ caches std::hash<std::string>)
-// and the key as a std::string; and the bucket arrays, whose growth from the single inline
-// bucket is replayed on a map of the same type.
-Heap MapOverhead(const std::vector<tracer::TagId>& tags) {
-  using Map = std::unordered_map<std::string, std::string>;
-  constexpr size_t kNode = sizeof(void*) + sizeof(Map::value_type) + sizeof(size_t);
-  Heap heap;
-  Map replay;
-  size_t buckets = replay.bucket_count();
-  for (tracer::TagId id : tags) {
-    heap.Add(kNode);
-    heap.Add(ExactString(tracer::TagName(id).size()));
-    replay.emplace(std::string(tracer::TagName(id)), std::string());
-    if (replay.bucket_count() != buckets) {
-      buckets = replay.bucket_count();
-      heap.Add(buckets * sizeof(void*));
-    }
-  }
-  return heap;
-}
-
-// A builder that is not reused: its state object and its copy of the operation name.
-Heap BuilderState(std::string_view operation) {
-  Heap heap;
-  heap.Add(sizeof(tracer::SpanBuilderState));
-  heap.Add(ExactString(operation.size()));
-  return heap;
-}
-
-// The builder's own copies of the web server span's tags and resource: the pending-tag list
-// growing to 7 entries, each value at its exact size, and the resource.
-Heap BuilderPendingHttpServerTags(const tracer::HttpServerRequest& request) {
-  return VectorGrowth<tracer::SpanBuilderState::PendingTag>(kHttpServerTags.size()) +
-         HttpServerDecoration(request);
-}
 
 // The plugin's thread-local storage block (its PT_TLS segment), which glibc mallocs on a
 // thread's first use of one of the plugin's thread_locals (the plugin is dlopen'ed).
@@ -195,10 +87,6 @@ size_t PluginTlsBytes() {
   EXPECT_TRUE(search.found) << "the plugin is not loaded: " << path;
   return search.bytes;
 }
-
-// glibc's registration of a thread_local's destructor (__cxa_thread_atexit_impl): a calloc'ed
-// node of four pointers (function, object, owning module, next).
-constexpr size_t kThreadAtExitNode = 4 * sizeof(void*);
 
 // std::thread's state for a lambda capturing two references: its vtable pointer and the two.
 constexpr size_t kThreadStateWithTwoRefs = sizeof(void*) + 2 * sizeof(void*);
@@ -371,7 +259,7 @@ TEST_F(TracerFamilies, WebServerSpanCostsTheBareSpanPlusItsLongTagValuesAndResou
 }
 
 TEST_F(TracerFamilies, DenseTagStorageSavesExactlyTheMapsNodesKeysAndBuckets) {
-  const Heap web = MapOverhead(kHttpServerTags);
+  const Heap web = MapOverhead(Ids(HttpServerTags(kRequest)));
   const Heap db = MapOverhead(kDbClientTags);
   // 7 nodes of 80 B, "http.status_code" (17 B), 13 buckets (104 B): the README's "681 B and 9
   // allocations" per 7-tag span.
