@@ -30,6 +30,7 @@
 #include <string>
 
 #include "allocbench/counting.h"
+#include "hook_anchors.h"
 
 namespace {
 
@@ -37,13 +38,9 @@ namespace counting = allocbench::counting;
 
 // Pulls every hook object from the archive whatever the user's objects reference (a suite
 // whose own code never calls malloc must still count libbenchmark's and libstdc++'s calls
-// made in its loop): the linker extracts an archive member only for a symbol still undefined.
-// The backend comes with the hooks; counters.o and backend_identity.o with the calls below.
-struct Anchors {
-  void* (*malloc_fn)(size_t) noexcept;
-  void* (*new_fn)(size_t);
-};
-__attribute__((used)) const Anchors kAnchors = {&malloc, &::operator new };
+// made in its loop). The backend comes with the hooks; counters.o and backend_identity.o with
+// the calls below.
+ALLOCBENCH_ANCHOR_HOOKS();
 
 // This thread's loop. Trivial, zero-initialised TLS: no constructor runs on a new thread.
 struct Loop {

@@ -8,6 +8,7 @@
 
 #include "allocbench/counting.h"
 #include "allocbench/testing.h"
+#include "hook_anchors.h"
 #include "recorder.h"
 
 // Defined by a sanitizer's runtime, which then owns malloc: the hooks cannot count there.
@@ -24,14 +25,8 @@ namespace {
 
 namespace counting = allocbench::counting;
 
-// Pulls the hook objects from the archive whatever the test's own objects reference (see
-// gbench/gbench_counters.cc): a suite whose code never calls malloc must still count
-// libstdc++'s calls.
-struct Anchors {
-  void* (*malloc_fn)(size_t) noexcept;
-  void* (*new_fn)(size_t);
-};
-__attribute__((used)) const Anchors kAnchors = {&malloc, &::operator new };
+// The hook objects come from the archive with this one, which every check and count uses.
+ALLOCBENCH_ANCHOR_HOOKS();
 
 // Only requested bytes are needed: no usable-size look-ups on the allocation path.
 [[maybe_unused]] const bool g_basic_tracking = [] {
