@@ -123,8 +123,9 @@ std::string Describe(const Expectation& e, const char* macro, const char* text,
   const bool leaks = e.kind == Kind::kNoLeak;
   if (rerun) {
     out << "  Where, from running it again";
+    // net_bytes only where the check judged it: the exact and budget checks do not track it.
     if (stacks_counts.allocs != counts.allocs || stacks_counts.bytes != counts.bytes ||
-        stacks_counts.net_bytes != counts.net_bytes) {
+        (leaks && stacks_counts.net_bytes != counts.net_bytes)) {
       out << " (which made " << Actual(e, stacks_counts) << ": not the same as the first run)";
     }
     out << ":\n";

@@ -187,6 +187,36 @@ TEST(GtestChecks, ConsecutiveAllocationsFromOnePlaceShareALine) {
       << Message(failures);
 }
 
+// A statement that allocates only the first time (a cache filled once): the second run, the
+// one with stacks, allocates nothing, and the message says so rather than list nothing.
+TEST(GtestChecks, ASecondRunThatDiffersIsSaid) {
+  void* cache = nullptr;
+  const auto failures = Failures(
+      [&] { ALLOCBENCH_EXPECT_ALLOCS(if (cache == nullptr) cache = gt::LeakTwentyFour(), 0, 0); });
+  ::operator delete(cache);
+  EXPECT_EQ(Message(failures),
+            "ALLOCBENCH_EXPECT_ALLOCS(if (cache == nullptr) cache = gt::LeakTwentyFour())\n"
+            "  Expected: exactly 0 allocations, 0 B\n"
+            "    Actual: 1 allocation, 24 B\n"
+            "  Where, from running it again (which made 0 allocations, 0 B: not the same as the "
+            "first run):");
+}
+
+// The same statement both times: a leak it makes does not make the runs look different to an
+// exact check, which does not judge net bytes.
+TEST(GtestChecks, ALeakDoesNotMakeAnExactChecksRunsDiffer) {
+  void* leaked[2] = {nullptr, nullptr};
+  int n = 0;
+  const auto failures =
+      Failures([&] { ALLOCBENCH_EXPECT_ALLOCS(leaked[n++] = gt::LeakTwentyFour(), 0, 0); });
+  for (void* p : leaked) ::operator delete(p);
+  EXPECT_NE(Message(failures).find("  Where, from running it again:\n  1 allocation of 24 B in "
+                                   "ground_truth::LeakTwentyFour() (ground_truth.cc:" +
+                                   LineOf("leak") + ")"),
+            std::string::npos)
+      << Message(failures);
+}
+
 TEST(GtestChecks, ThePassingCheckCapturesNoStack) {
   // A passing NO_ALLOC runs its statement once; a failing exact check runs it twice.
   int runs = 0;
