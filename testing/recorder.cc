@@ -3,8 +3,6 @@
 #include <execinfo.h>
 #include <stdlib.h>
 
-#include <cstring>
-
 namespace allocbench::testing::internal {
 namespace {
 
