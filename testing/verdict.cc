@@ -138,9 +138,9 @@ std::string Describe(const Expectation& e, const char* macro, const char* text,
         << (leaks ? "left allocated, made in " : "in ") << line.site << "\n";
     if (!line.caller.empty()) out << "      called from " << line.caller << "\n";
   }
-  const uint64_t total = leaks ? 0 : stacks_counts.allocs;
-  if (!leaks && total > listed) {
-    out << "  ... and " << Plural(total - listed, "more allocation") << " not listed\n";
+  if (!leaks && stacks_counts.allocs > listed) {
+    out << "  ... and " << Plural(stacks_counts.allocs - listed, "more allocation")
+        << " not listed\n";
   }
   if (stacks.lost()) out << "  (memory ran out while recording: the listing may be incomplete)\n";
   std::string message = out.str();
