@@ -20,6 +20,7 @@ GBENCH_PYTEST = ("tests/python/test_gbench_dropin.py",)
 TESTING_CTEST = r"^(Count|AllocsPerRun|GtestChecks|Unavailable)\."
 TESTING_PYTEST = ("tests/python/test_testing_catch2.py",)
 SITE_PYTEST = ("tests/python/test_site_budget.py", "tests/python/test_site_budget_ab.py")
+STORE_PYTEST = ("tests/python/test_store_index.py", "tests/python/test_sweep_parts.py")
 
 
 @dataclass(frozen=True)
@@ -189,4 +190,19 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("calibrate-mde-boundary", "scripts/allocbench/commands/calibrate.py",
              "mde_percent > 2 * threshold", "mde_percent >= 2 * threshold",
              None, CALIBRATE_PYTEST, "an MDE of exactly twice the threshold is noisy"),
+    # --- the store and its index (scripts/allocbench/history/store.py, store_index.py) ---
+    Mutation("index-keyed-by-path-only", "scripts/allocbench/history/store_index.py",
+             "return (self._rel(path), digest) in self._load()",
+             "return any(p == self._rel(path) for p, _ in self._load())",
+             None, STORE_PYTEST, "a record changed behind the index's back is not checked again"),
+    Mutation("index-ignores-the-code", "scripts/allocbench/history/store_index.py",
+             "hashlib.blake2b(self._code + data, digest_size=20)",
+             "hashlib.blake2b(data, digest_size=20)",
+             None, STORE_PYTEST, "another allocbench's validation is trusted"),
+    Mutation("store-record-gzip-dated", "scripts/allocbench/history/store.py",
+             "compresslevel=9, mtime=0)", "compresslevel=9)",
+             None, STORE_PYTEST, "the same record is written as other bytes (a date in its header)"),
+    Mutation("store-trailing-data-accepted", "scripts/allocbench/history/store.py",
+             "if not inflate.eof or inflate.unused_data:", "if not inflate.eof:",
+             None, STORE_PYTEST, "bytes after a record's gzip stream are taken as a record"),
 )

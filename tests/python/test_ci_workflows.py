@@ -17,6 +17,7 @@ import yaml
 import report_data
 from ci_jobs import bash
 from allocbench import cli
+from allocbench.history import store_index
 from conftest import ROOT
 
 WORKFLOWS = sorted((ROOT / "ci").rglob("*.yml"))
@@ -172,6 +173,17 @@ def test_publish_measures_the_pushed_commit_into_the_stores_branch_and_builds_th
     names = [s.get("name") for s in job["steps"]]
     assert names.index("Check out the store") < names.index("Measure this commit") < \
         names.index("Keep the store") < names.index("Build the site")
+    # The index and the last site come from the actions cache (derived data: losing it costs a
+    # cold build), restored before the sweep reads the store and saved after the site is built.
+    cached = {str(report.store / store_index.NAME), str(report.out)}
+    restore = next(s for s in job["steps"] if s.get("uses", "").startswith(
+        "actions/cache/restore@"))
+    save = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/cache/save@"))
+    assert set(restore["with"]["path"].split()) == set(save["with"]["path"].split()) == cached
+    assert save["with"]["key"] == f"${{{{ steps.{restore['id']}.outputs.cache-primary-key }}}}"
+    steps = job["steps"]
+    assert steps.index(restore) < names.index("Measure this commit") and \
+        names.index("Build the site") < steps.index(save)
 
 
 def test_publish_deploys_with_the_pages_permissions_in_the_github_pages_environment():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import gzip
 import json
 import math
 import os
@@ -23,6 +24,11 @@ from allocbench import cli
 from allocbench.history import selection
 from allocbench.history.store import Store
 from conftest import ROOT
+
+def stored(path: Path) -> dict:
+    """A store record as the file holds it (version 2: gzip-compressed JSON)."""
+    return json.loads(gzip.decompress(path.read_bytes()))
+
 
 
 def store_flags(store: Path) -> list[str]:
@@ -95,7 +101,7 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     assert tracer.commits[broken].sha[:10] in note and "error:" in note
     # the log is the recipe's own: another recipe's failure of this commit has another
     sha = tracer.commits[broken].sha
-    (failed,) = [json.loads(p.read_text()) for p in store.rglob(f"{sha}/*.json")]
+    (failed,) = [stored(p) for p in store.rglob(f"{sha}/*.json.gz")]
     assert note.endswith(f"{sha}-{failed['recipe']}-build.log")
     assert " failed (exit code " in Path(failed["log"]).read_text().splitlines()[0]
     # the table is written beside the records it shows, not into the repository
@@ -108,8 +114,8 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
     assert "Building CXX object" in kept.read_text()
     # each record names its own copy of the plugin it was measured with, which no later build
     # replaces (the shared tree's plugin is the last revision's)
-    ok = [json.loads(p.read_text()) for c in tracer.commits if c.index != synth.BROKEN
-          for p in store.rglob(f"{c.sha}/*.json")]
+    ok = [stored(p) for c in tracer.commits if c.index != synth.BROKEN
+          for p in store.rglob(f"{c.sha}/*.json.gz")]
     paths = [Path(r["results"]["context"]["plugins"][0]["path"]) for r in ok]
     assert len(set(paths)) == len(ok) == 11 and all(p.is_file() for p in paths)
     assert all(p.parent.name == r["sha"] and p.parent.parent.name == r["recipe"]
@@ -120,7 +126,7 @@ def test_sweep_measures_the_known_bytes_of_every_commit(tracer, full_sweep):
 
 def test_second_sweep_builds_and_runs_nothing(tracer, build_flags, full_sweep, capfd):
     store, _, _ = full_sweep
-    before = {p: p.stat().st_mtime_ns for p in store.rglob("*.json")}
+    before = {p: p.stat().st_mtime_ns for p in store.rglob("*.json.gz")}
     assert len(before) == 12
     code = run_cli(["sweep", "--range", "v1.0..v2.0", "--graft", str(tracer.bench()),
                     *build_flags, *store_flags(store), "--repetitions", "2",
@@ -130,7 +136,7 @@ def test_second_sweep_builds_and_runs_nothing(tracer, build_flags, full_sweep, c
     progress = [line for line in err.splitlines() if line.startswith("allocbench: [")]
     assert len(progress) == 12 and all(": stored" in line for line in progress), progress
     assert "building" not in err and "running" not in err
-    assert {p: p.stat().st_mtime_ns for p in store.rglob("*.json")} == before
+    assert {p: p.stat().st_mtime_ns for p in store.rglob("*.json.gz")} == before
 
 
 def test_profile_of_swept_revisions_runs_the_plugins_they_were_measured_with(
@@ -145,7 +151,7 @@ def test_profile_of_swept_revisions_runs_the_plugins_they_were_measured_with(
     monkeypatch.setattr(runners, "profile_runner_path",
                         lambda jobs=None: Path(runner).parent / "allocbench-run-profile")
     old, new = tracer.commits[0], tracer.commits[-1]
-    records = {c.sha: json.loads(next(store.rglob(f"{c.sha}/*.json")).read_text())
+    records = {c.sha: stored(next(store.rglob(f"{c.sha}/*.json.gz")))
                for c in (old, new)}
 
     def profile(*extra: str) -> tuple[str, str]:
@@ -214,7 +220,7 @@ def test_interrupted_sweep_resumes_with_every_result_intact(tracer, build_flags,
         sweep = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, start_new_session=True)
         deadline = time.monotonic() + 300
-        while len(list(store.rglob("*.json"))) < records and sweep.poll() is None:
+        while len(list(store.rglob("*.json.gz"))) < records and sweep.poll() is None:
             assert time.monotonic() < deadline
             time.sleep(0.02)
         os.killpg(sweep.pid, sig)
@@ -228,12 +234,12 @@ def test_interrupted_sweep_resumes_with_every_result_intact(tracer, build_flags,
     # A kill leaves no chance to clean up; whatever was stored is whole.
     killed = start_and_stop_after(7, signal.SIGKILL)
     assert killed.returncode == -signal.SIGKILL
-    kept = {p: p.read_bytes() for p in store.rglob("*.json")}
+    kept = {p: p.read_bytes() for p in store.rglob("*.json.gz")}
     assert len(kept) >= 7
 
     assert run_cli(["sweep", "--range", "v1.0..v2.0", "--graft", str(tracer.bench()),
                     *build_flags, *store_flags(store), "--no-time"]) == 1
-    assert len(list(store.rglob("*.json"))) == 12
+    assert len(list(store.rglob("*.json.gz"))) == 12
     assert all(p.read_bytes() == text for p, text in kept.items())  # not measured twice
     expected = expected_rows(tracer.commits, graft=True)
     found = table(tracer, store, "--range", "v1.0..v2.0")
@@ -247,7 +253,7 @@ def test_shards_merged_equal_the_unsharded_sweep(tracer, build_flags, full_sweep
         run_cli(["sweep", "--range", "v1.0..v2.0", "--shard", f"{i}/3", "--graft",
                  str(tracer.bench()), *build_flags, "--store", str(shard), "--machine",
                  f"ci-{i}", "--no-time"])
-    counts = [len(list(s.rglob("*.json"))) for s in shards]
+    counts = [len(list(s.rglob("*.json.gz"))) for s in shards]
     assert counts == [4, 4, 4]
     merged = tmp_path / "merged"
     assert run_cli(["merge", *map(str, shards), "--into", str(merged)]) == 0
@@ -378,7 +384,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(tracer, build_flags, tmp_path, c
     if argv[0] == "sweep" and "--metric" not in argv:  # nothing half-written
         assert not store.exists()
     if "--metric" in argv and argv[0] == "sweep":  # stopped after the first revision, kept
-        assert len(list(store.rglob("*.json"))) == 1
+        assert len(list(store.rglob("*.json.gz"))) == 1
 
 
 def test_build_command_without_its_placeholders_is_refused(tracer, build_flags, tmp_path,
@@ -453,13 +459,13 @@ def test_a_time_run_completes_a_count_only_record(tracer, build_flags, full_swee
     store = tmp_path / "store"
     sha = tracer.by_tag("v1.2").sha
     assert run_cli(["sweep", "v1.2", *build_flags, *store_flags(store), "--no-time"]) == 0
-    [path] = store.rglob(f"{sha}/*.json")
-    counted = json.loads(path.read_text())
+    [path] = store.rglob(f"{sha}/*.json.gz")
+    counted = stored(path)
     assert counted["time_measured"] is False
     assert run_cli(["sweep", "v1.2", *build_flags, *store_flags(store), "--repetitions", "2",
                     "--min-time", "0.001"]) == 0
-    assert list(store.rglob("*.json")) == [path]
-    timed = json.loads(path.read_text())
+    assert list(store.rglob("*.json.gz")) == [path]
+    timed = stored(path)
     assert timed["time_measured"] is True
     assert timed["earlier"] == [{key: counted[key] for key in (
         "recorded", "status", "time_measured", "seconds", "harness")}]
@@ -473,7 +479,7 @@ def test_another_recipe_is_kept_beside_the_first(tracer, build_flags, full_sweep
     assert run_cli(["sweep", "v1.1", *build_flags, *store_flags(store), "--no-time"]) == 0
     assert run_cli(["sweep", "v1.1", "--graft", str(tracer.bench()), *build_flags,
                     *store_flags(store), "--no-time"]) == 0
-    records = [json.loads(p.read_text()) for p in store.rglob(f"{sha}/*.json")]
+    records = [stored(p) for p in store.rglob(f"{sha}/*.json.gz")]
     assert len({r["recipe"] for r in records}) == 2
     grafted = next(r for r in records if r["recipe_detail"]["graft"])
     plain = next(r for r in records if not r["recipe_detail"]["graft"])

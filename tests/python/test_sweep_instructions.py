@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import gzip
 import json
 import os
 import platform
@@ -74,6 +75,11 @@ ALLOCBENCH_SCENARIO(Copy, state) {
 }
 ALLOCBENCH_REGISTER(Copy)->Name("work/copy");
 """
+
+def stored(path: Path) -> dict:
+    """A store record as the file holds it (version 2: gzip-compressed JSON)."""
+    return json.loads(gzip.decompress(path.read_bytes()))
+
 
 
 def work(spins: int, note: str = "a parser's work") -> str:
@@ -298,8 +304,8 @@ def test_a_record_without_instructions_is_measured_again_keeping_its_time(histor
     # A timed sweep, without instructions.
     code, _, err = allocbench("sweep", "v1", *mine, "--repetitions", "1", "--min-time", "0.001")
     assert code == 0, err
-    [path] = store.rglob(f"{v1}/*.json")
-    timed = json.loads(path.read_text())
+    [path] = store.rglob(f"{v1}/*.json.gz")
+    timed = stored(path)
     assert passes(timed) == {"time"}
     # The table of instructions shows it as measured without them, never as a failure.
     code, text, _ = allocbench("sweep-table", "v1", "--repo", str(history.repo), "--store",
@@ -317,8 +323,8 @@ def test_a_record_without_instructions_is_measured_again_keeping_its_time(histor
     assert code == 0, err
     assert "v1: measuring again: its stored record has no instructions pass (--instructions)" \
         in err
-    assert list(store.rglob("*.json")) == [path]
-    counted = json.loads(path.read_text())
+    assert list(store.rglob("*.json.gz")) == [path]
+    counted = stored(path)
     assert passes(counted) == {"time", "instructions"}
     assert counted["earlier"][0]["recorded"] == timed["recorded"]
     assert [r["alloc"] for r in counted["results"]["results"]] == \
@@ -333,7 +339,7 @@ def test_a_record_without_instructions_is_measured_again_keeping_its_time(histor
                                 "--no-time")
     assert code == 0, err
     assert "has no cache simulation (--estimated-cycles)" in err
-    assert passes(json.loads(path.read_text())) == {"time", "instructions", "estimated_cycles"}
+    assert passes(stored(path)) == {"time", "instructions", "estimated_cycles"}
     assert "#### estimated_cycles_per_op — shown, never gated" in out
 
 

@@ -4,6 +4,7 @@ test holds their field list against the built runner's)."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import math
@@ -196,11 +197,16 @@ def test_store_prefers_measurements_and_names_broken_records(tmp_path):
     assert a.get("m1", "system", sha)["status"] == "ok"
     assert store.merge(a, [b]) == (0, 1)
     path = a.path("m1", "system", sha, "0" * 16)
-    path.write_text(json.dumps({**json.loads(path.read_text()), "status": "fine"}))
+    assert path.name.endswith(".json.gz")   # version 2: gzip-compressed JSON
+    stored = json.loads(gzip.decompress(path.read_bytes()))
+    path.write_bytes(gzip.compress(json.dumps({**stored, "status": "fine"}).encode()))
     with pytest.raises(UserError, match=f"{path}: field 'status' is 'fine'.*delete the file"):
         a.get("m1", "system", sha)
-    path.write_text("{")
+    path.write_bytes(gzip.compress(b"{"))
     with pytest.raises(UserError, match=f"{path}: not valid JSON"):
+        list(a.records())
+    path.write_text(json.dumps(stored))   # plain JSON under the name of a compressed record
+    with pytest.raises(UserError, match=f"{path}: not a gzip-compressed record"):
         list(a.records())
     with pytest.raises(UserError, match="no such store"):
         store.merge(a, [store.Store(tmp_path / "nope")])

@@ -6,6 +6,7 @@ offline — and every allocation step found."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import re
@@ -16,6 +17,11 @@ import pytest
 
 import realistic_subject as real
 from allocbench import cli
+
+def stored(path: Path) -> dict:
+    """A store record as the file holds it (version 2: gzip-compressed JSON)."""
+    return json.loads(gzip.decompress(path.read_bytes()))
+
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:
@@ -118,7 +124,7 @@ def test_bisect_all_names_both_steps_of_the_two_step_change(subject, flags, swep
 
 def test_records_name_the_bench_project_in_their_recipe(subject, swept):
     store, _, _ = swept
-    record = json.loads(next(store.rglob("*.json")).read_text())
+    record = stored(next(store.rglob("*.json.gz")))
     cmake = record["recipe_detail"]["build"]["cmake"]
     assert cmake["bench"]["path"] == str(subject.bench)
     assert re.fullmatch(r"[0-9a-f]{16}", cmake["bench"]["fingerprint"])

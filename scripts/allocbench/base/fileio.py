@@ -33,6 +33,11 @@ def read_text(path: Path, what: str, fix: str) -> str:
     """The UTF-8 text of the regular file `path` (`what`, e.g. "the configuration", names it in
     'cannot read …'). A FIFO or device is refused before it is read: reading could block or
     never end."""
+    return decode_text(read_bytes(path, what), path, fix)
+
+
+def read_bytes(path: Path, what: str) -> bytes:
+    """The bytes of the regular file `path`, as read_text reads them."""
     try:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
             kind = _kind(os.fstat(f.fileno()).st_mode)
@@ -42,7 +47,7 @@ def read_text(path: Path, what: str, fix: str) -> str:
     except OSError as e:
         raise UserError(f"{path}: cannot read{' ' + what if what else ''} ({e.strerror})"
                         ) from None
-    return decode_text(data, path, fix)
+    return data
 
 
 def decode_text(data: bytes, origin: Path | str, fix: str) -> str:
@@ -203,7 +208,7 @@ def _refuse_special(path: Path) -> None:
                         "path")
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Writes through a temporary file in the same folder and a rename. The temporary file is
     created, never opened if present (O_EXCL | O_NOFOLLOW): a link planted at its name is not
     followed."""
@@ -217,8 +222,8 @@ def write_atomically(path: Path, text: str) -> None:
         raise UserError(f"{path}: cannot write {temp.name} ({e.strerror}); give another path, "
                         "or remove what is in the way") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temp, path)
