@@ -108,7 +108,7 @@ def test_writing_a_key_again_replaces_its_version_1_file(tmp_path):
     (gzip.compress(b"{}") + b"extra", "not a gzip-compressed record"),
     (gzip.compress(b""), "is empty"),
     (gzip.compress(b"[1,"), "not valid JSON"),
-])
+], ids=["garbage", "truncated", "data-after-it", "empty", "not-json"])
 def test_a_damaged_compressed_record_names_the_file(tmp_path, data, why):
     path = store.Store(tmp_path).put(record())
     path.write_bytes(data)
