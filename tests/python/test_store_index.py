@@ -166,7 +166,7 @@ def test_a_record_moved_to_another_place_is_checked_there(tmp_path, checks):
 def test_another_allocbench_does_not_trust_this_ones_index(tmp_path, checks, monkeypatch):
     store.Store(tmp_path).put(record())
     store.Store(tmp_path).get("m1", "system", SHA)
-    monkeypatch.setattr(store_index, "_code_digest", lambda: b"another validator")
+    monkeypatch.setattr(store_index, "_code_digest", lambda sources: b"another validator")
     store.Store(tmp_path).get("m1", "system", SHA)
     assert len(checks) == 2
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from allocbench.base import results
+from allocbench.base import fileio, results, validate
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import decode_text, parse_json, read_bytes, write_atomically
 from allocbench.base.validate import Checker
@@ -180,13 +180,17 @@ def _decompressed(data: bytes, path: Path) -> bytes:
         raise UserError(f"{path}: not a gzip-compressed record ({e}); {FIX}") from None
 
 
+# What validating a record depends on: a change of any of them validates every record again.
+_VALIDATORS = tuple(m.__file__ for m in (fileio, results, validate)) + (__file__,)
+
+
 @dataclass(frozen=True)
 class Store:
     root: Path
     index: Index = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "index", Index(self.root))
+        object.__setattr__(self, "index", Index(self.root, _VALIDATORS))
 
     def path(self, machine: str, allocator: str, sha: str, recipe: str) -> Path:
         return self.root / machine / allocator / sha / f"{recipe}{GZ}"

@@ -27,11 +27,8 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS valid (path TEXT NOT NULL, digest BLOB NOT
 _BUSY_S = 30.0
 
 
-def _code_digest() -> bytes:
-    from allocbench.base import fileio, results, validate
-    from allocbench.history import store
-    return hashlib.blake2b(b"".join(Path(m.__file__).read_bytes()
-                                    for m in (fileio, results, validate, store)),
+def _code_digest(sources: tuple[str, ...]) -> bytes:
+    return hashlib.blake2b(b"".join(Path(f).read_bytes() for f in sources),
                            digest_size=16).digest()
 
 
@@ -39,15 +36,16 @@ class Index:
     """Whether the bytes of a record file were validated already (known), and noting that
     they were (add). Opened on first use; every failure of the database leaves it unused."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, sources: tuple[str, ...]):
         self.root = root
+        self.sources = sources   # the files of the code that validates a record
         self._db: sqlite3.Connection | None = None
         self._known: set[tuple[str, bytes]] | None = None
         self._code: bytes | None = None
 
     def digest(self, data: bytes) -> bytes:
         if self._code is None:
-            self._code = _code_digest()
+            self._code = _code_digest(self.sources)
         return hashlib.blake2b(self._code + data, digest_size=20).digest()
 
     def known(self, path: Path, digest: bytes) -> bool:
