@@ -1,11 +1,11 @@
 """The charts of every history (B/op and allocs/op over revisions, time with its spread, the
-index's sparklines, per-allocator bars), written as SVG text directly.
+index's sparklines, per-allocator bars) and the sweep curve, written as SVG text directly.
 
-A site of 50 revisions × 46 instances × 2 allocators has several hundred of these, and adding
-one revision changes all of them; matplotlib takes ~150 ms a chart on the development VM, this
-about 1 ms, so a rebuild after one more revision stays within seconds (docs/reports.md). The
-pictures that are few or rarely change (both sides' samples of a comparison, scaling fits, the
-sweep curve) are matplotlib's (plots.py).
+A site of 500 revisions × 46 instances × 2 allocators has several hundred of these, and adding
+one revision changes all of them; matplotlib takes ~150 ms a chart on the development VM (the
+sweep curve of 500 revisions 3.5 s), this about 1 ms, so a rebuild after one more revision stays
+within seconds (docs/reports.md). The pictures that are few or rarely change (both sides'
+samples of a comparison, scaling fits) are matplotlib's (plots.py).
 
 Every text (labels, names, reasons) is XML-escaped, its control and invisible characters shown
 as escapes (escape.terminal); the output is deterministic, so a picture is reused when its data
@@ -22,6 +22,10 @@ from allocbench.base.escape import terminal
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
 FONT = 'font-family="sans-serif" font-size="11"'
+# Closer than this (px between revisions), a dot per revision is a thick line of overlapping
+# dots: a line of hundreds of revisions is drawn without them (its table has the values), and
+# its picture is a fifth of the size.
+DOT_SPACING = 6.0
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,8 @@ def line_chart(title: str, labels: list[str], series: list[Series], *, y_title: 
                     f'{_text(reason)}</title>✗</text>')
     for k, s in enumerate(series):
         color = PALETTE[k % len(PALETTE)]
-        body += _band(s, x, y, color) + _line(s, labels, x, y, color)
+        dots = n < 2 or plot_w / (n - 1) >= DOT_SPACING
+        body += _band(s, x, y, color) + _line(s, labels, x, y, color, dots)
         if len(series) > 1:
             ly = top + 14 * k + 8
             body.append(f'<rect x="{width - right + 8}" y="{ly - 7}" width="10" height="3" '
@@ -141,14 +146,16 @@ def _segments(values: tuple[float | None, ...]) -> list[list[int]]:
     return [r for r in runs if r]
 
 
-def _line(s: Series, labels: list[str], x, y, color: str) -> list[str]:
+def _line(s: Series, labels: list[str], x, y, color: str, dots: bool) -> list[str]:
+    """The series' line; a dot with its value at every revision (`dots`), else at a revision
+    between gaps only (it has no line to show it)."""
     out = []
     for run in _segments(s.values):
         if len(run) > 1:
             points = " ".join(f"{x(i):.1f},{y(s.values[i]):.1f}" for i in run)
             out.append(f'<polyline points="{points}" fill="none" stroke="{color}" '
                        'stroke-width="1.6"/>')
-        for i in run:
+        for i in run if dots or len(run) == 1 else ():
             out.append(f'<circle cx="{x(i):.1f}" cy="{y(s.values[i]):.1f}" r="2.6" '
                        f'fill="{color}"><title>{_text(labels[i])}: {_text(s.name)} '
                        f'{_num(s.values[i])}</title></circle>')
@@ -195,6 +202,71 @@ def sparkline(title: str, values: list[float | None], width: int = 140, height: 
     if last is not None:
         body.append(f'<circle cx="{x(last):.1f}" cy="{y(values[last]):.1f}" r="2.2" '
                     f'fill="{PALETTE[1]}"/>')
+    return _svg(width, height, title, body)
+
+
+def sweep_curve(title: str, labels: list[str], failed: list[bool],
+                panels: list[tuple[str, list[tuple[str, list[float | None]]]]],
+                width: int = 960) -> str:
+    """The curve of a sweep (what `sweep --plot` draws, as sweep_plot.py does): one panel per
+    exact metric (y_title, [(scenario, value per revision)]) on an axis from 0, one line per
+    scenario with a vertex at every revision that measured it; None is a gap. A dot, with its
+    value as the tooltip, where a scenario's value is first measured or changes. A `failed`
+    revision's label reads "✗"."""
+    names = list(dict.fromkeys(name for _, lines in panels for name, _ in lines))
+    left, right, top, bottom, gap = 64, 20 + 6 * max(map(len, names), default=0), 12, 84, 24
+    panel_h = max(220, (14 * len(names) + 8 - gap * (len(panels) - 1)) // max(len(panels), 1))
+    height = top + len(panels) * (panel_h + gap) - gap + bottom
+    plot_w = width - left - 12
+    width = left + plot_w + right   # the legend beside the plot, as wide as its names
+    n = len(labels)
+
+    def x(i: int) -> float:
+        return left + (plot_w / 2 if n == 1 else plot_w * i / (n - 1))
+
+    body = []
+    for k, (y_title, lines) in enumerate(panels):
+        y0 = top + k * (panel_h + gap)
+        ticks = nice_ticks(max((v for _, vs in lines for v in vs if v is not None), default=0.0))
+
+        def y(v: float) -> float:
+            return y0 + panel_h * (1 - v / ticks[-1])
+
+        body.append(f'<rect x="{left}" y="{y0}" width="{plot_w}" height="{panel_h}" '
+                    'fill="#fafafa" stroke="#ccc"/>')
+        for t in ticks:
+            body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(t):.1f}" '
+                        f'y2="{y(t):.1f}" stroke="{"#888" if t == 0 else "#e4e4e4"}"/><text '
+                        f'x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{_num(t)}</text>')
+        body.append(f'<text transform="translate(14 {y0 + panel_h / 2:.0f}) rotate(-90)" '
+                    f'text-anchor="middle">{_text(y_title)}</text>')
+        for name, values in lines:
+            color = PALETTE[names.index(name) % len(PALETTE)]
+            body.append(f'<g class="scenario"><title>{_text(name)}</title>')
+            for run in _segments(tuple(values)):
+                points = " ".join(f"{x(i):.1f},{y(values[i]):.1f}" for i in run)
+                body.append(f'<polyline points="{points}" fill="none" stroke="{color}" '
+                            'stroke-width="1.4"/>')
+            last = None
+            for i, v in enumerate(values):
+                if v is not None and v != last:
+                    body.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.4" '
+                                f'fill="{color}"><title>{_text(labels[i])}: {_text(name)} '
+                                f'{_num(v)}</title></circle>')
+                last = v if v is not None else last
+            body.append("</g>")
+    foot = top + len(panels) * (panel_h + gap) - gap
+    every = max(1, math.ceil(n / 40))
+    for i, label in enumerate(labels):
+        if i % every == 0 or i == n - 1:
+            text = short(label) + (" ✗" if failed[i] else "")
+            body.append(f'<text transform="translate({x(i):.1f} {foot + 12}) rotate(-45)" '
+                        f'text-anchor="end">{_text(text)}</text>')
+    for j, name in enumerate(names):
+        ly = top + 14 * j + 8
+        body.append(f'<rect x="{width - right + 8}" y="{ly - 7}" width="10" height="3" '
+                    f'fill="{PALETTE[j % len(PALETTE)]}"/><text x="{width - right + 22}" '
+                    f'y="{ly}">{_text(name)}</text>')
     return _svg(width, height, title, body)
 
 

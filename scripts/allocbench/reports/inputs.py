@@ -22,6 +22,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,14 @@ class Point:
     def timed(self) -> bool:
         return self.ok and self.record["time_measured"]
 
+    @cached_property
+    def _by_name(self) -> dict[str, dict[str, Any]]:
+        # A page asks each revision for each instance: 2,000 revisions × 46 instances made the
+        # linear search a second of a rebuild. The first of a name wins, as it did.
+        return {r["name"]: r for r in reversed(self.doc["results"])} if self.ok else {}
+
     def result(self, name: str) -> dict[str, Any] | None:
-        if not self.ok:
-            return None
-        return next((r for r in self.doc["results"] if r["name"] == name), None)
+        return self._by_name.get(name)
 
     def column(self) -> Column:
         """The sweep table's column (sweep_table.py)."""
@@ -114,7 +119,7 @@ def version_key(label: str) -> tuple:
                  for part in _CHUNK.split(label) if part)
 
 
-def _is_tag(sha: str, label: str) -> bool:
+def is_tag(sha: str, label: str) -> bool:
     return bool(label) and not sha.startswith(label)
 
 
@@ -131,13 +136,13 @@ def sweep_order(points: list[Point]) -> list[Point]:
     that a bisect's probes sit between the releases they lie between and neighbours are steps
     of the history; a backport tag dated after newer versions holds no commit back. A revision
     without a date (an unreadable record) comes after every tag."""
-    tags = sorted((p for p in points if _is_tag(p.sha, p.label)),
+    tags = sorted((p for p in points if is_tag(p.sha, p.label)),
                   key=lambda p: version_key(p.label))
     # The earliest date of each tag and the tags after it, non-decreasing: the tags a commit
     # follows are a prefix of these, up to the last tag committed before it.
     reached = list(itertools.accumulate((_when(t)[0] for t in reversed(tags)), min))[::-1]
     slots: list[list[Point]] = [[] for _ in range(len(tags) + 1)]
-    for point in sorted((p for p in points if not _is_tag(p.sha, p.label)), key=_when):
+    for point in sorted((p for p in points if not is_tag(p.sha, p.label)), key=_when):
         when = _when(point)[0]   # none (an unreadable record): after every tag
         slots[bisect.bisect_right(reached, when) if when else len(tags)].append(point)
     return [*slots[0], *(p for tag, after in zip(tags, slots[1:]) for p in (tag, *after))]

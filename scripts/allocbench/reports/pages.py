@@ -17,7 +17,7 @@ from allocbench.sites import per_op as sites_of
 from allocbench.base.names import slug   # site.py names each page by pages.slug
 from allocbench.harness.run_report import format_value
 
-from allocbench.reports import charts, plots, steps as steps_of
+from allocbench.reports import charts, plots, steps as steps_of, window as window_of
 from allocbench.reports.inputs import UNREADABLE, History, Point, Site
 from allocbench.reports.markdown import to_html
 from allocbench.reports.pictures import Pictures
@@ -35,6 +35,23 @@ class Links:
     sweeps: list[tuple[History, str]]
     runs: dict[tuple[int, int], str]   # (history index, point index) → page
     comparisons: list[tuple[str, str, str]]   # (title, origin, page)
+    older: dict[int, list[str]]    # history index → its pages of older revisions, oldest first
+
+    def older_of(self, history: History) -> list[str]:
+        return next((self.older.get(i, []) for i, (h, _) in enumerate(self.sweeps)
+                     if h is history), [])
+
+
+def _window(history: History, links: Links) -> dict[str, Any]:
+    """What a page says of the revisions it does not show, with the pages that list them."""
+    found = window_of.of(history)
+    points = history.points
+    return {"shown": found.shown, "older": found.older, "hidden": found.hidden,
+            "tags": len(found.shown) - min(window_of.WINDOW, len(points)),
+            "newest": min(window_of.WINDOW, len(points)),
+            "pages": [{"href": href, "first": points[chunk[0]].label,
+                       "last": points[chunk[-1]].label, "count": len(chunk)}
+                      for chunk, href in zip(found.older, links.older_of(history))]}
 
 
 def _fields(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -138,7 +155,7 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
         measured = [i for i, p in enumerate(history.points) if p.ok]
         if not measured:
             latest.append({"history": history, "point": None, "rows": [], "columns": [],
-                           "run": None})
+                           "run": None, "window": None})
             continue
         point = history.points[measured[-1]]
         fields = _fields(point.doc)
@@ -146,10 +163,11 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
                    if (section, key) in fields and (section not in OPTIONAL or any(
                        _value(r, section, key) is not None for r in point.doc["results"]))]
         rows = []
+        window = _window(history, links)
         for result in point.doc["results"]:
             name = result["name"]
-            history_values = [_value(p.result(name), "alloc", "bytes_per_op")
-                              for p in history.points]
+            history_values = [_value(history.points[i].result(name), "alloc", "bytes_per_op")
+                              for i in window["shown"]]
             rows.append({
                 "name": name, "href": links.scenarios.get(name),
                 "error": result.get("error"),
@@ -158,7 +176,7 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
                                   history_values)})
         latest.append({"history": history, "point": point, "rows": rows,
                        "columns": [_title(f, k) for _, k, f in columns],
-                       "run": links.runs.get((h, measured[-1]))})
+                       "run": links.runs.get((h, measured[-1])), "window": window})
     return {"largest": _largest(site, links),
             "changes": [c for h in site.histories if (c := _changes(h))], "latest": latest,
             "links": links, "problems": site.problems}
@@ -263,18 +281,21 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
     if not histories:   # profiled only
         return {"name": name, "primary": None, "histories": [], "charts": [],
                 "time_charts": [], "rows": [], "fits": [], "allocators": None,
-                "links": links, "sites": found_sites}
+                "links": links, "sites": found_sites, "window": None}
     # The longest history draws the allocations (a single results file beside a store must
     # not hide the sweep); the others have the same B/op by construction.
     histories.sort(key=lambda h: -len(h.measured()))
     primary = histories[0]
-    labels = [p.label for p in primary.points]
-    marks = _marks(primary, name)
+    window = _window(primary, links)
+    shown = [primary.points[i] for i in window["shown"]]
+    labels = [p.label for p in shown]
+    every = _marks(primary, name)
+    marks = {k: every[i] for k, i in enumerate(window["shown"]) if i in every}
     charts_out = []
     for section, key, unit in (("alloc", "bytes_per_op", "B"),
                                ("alloc", "allocs_per_op", "allocs"),
                                ("instructions", "instructions_per_op", "Ir")):
-        values = tuple(_value(p.result(name), section, key) for p in primary.points)
+        values = tuple(_value(p.result(name), section, key) for p in shown)
         if section in OPTIONAL and all(v is None for v in values):
             continue
         charts_out.append({"title": f"{key} — exact", "src": pics.get(
@@ -282,10 +303,11 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
             [charts.Series(key, values)], y_title=f"{key} ({unit})", marks=marks)})
     time_charts = []
     for history in histories:
-        spreads = [spread(p.result(name)) if p.timed else None for p in history.points]
+        own = [history.points[i] for i in window_of.of(history).shown]
+        spreads = [spread(p.result(name)) if p.timed else None for p in own]
         if not any(spreads):
             continue
-        hl = [p.label for p in history.points]
+        hl = [p.label for p in own]
         series = charts.Series("median ns/op", tuple(s and s["median"] for s in spreads),
                                tuple(s and s["q1"] for s in spreads),
                                tuple(s and s["q3"] for s in spreads))
@@ -293,7 +315,7 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
             "time", charts.line_chart, f"ns/op of {name} on {history.title}", hl, [series],
             y_title="ns/op (median, band: IQR)")})
     rows = []
-    for point in primary.points:
+    for point in shown:
         result = point.result(name)
         s = spread(result) if point.timed else None
         rows.append({
@@ -310,26 +332,49 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
                                      allocators["groups"])
     return {"name": name, "primary": primary, "histories": histories, "charts": charts_out,
             "time_charts": time_charts, "rows": rows, "fits": fits, "allocators": allocators,
-            "links": links, "sites": found_sites}
+            "links": links, "sites": found_sites, "window": window}
 
 
 # ---- sweep, run, comparison
 
 
+def _curve(columns: list[sweep_table.Column], metrics: list[str], pics: Pictures) -> str:
+    """sweep --plot's curve (one panel per metric, one line per scenario), as charts.py's SVG."""
+    known, names = sweep_table.fields(columns), sweep_table.instances(columns)
+    panels = []
+    for metric in metrics:
+        section = sweep_table.section_of(known, metric)
+        title = (known.get((section, metric)) or {}).get("column") or metric
+        lines = []
+        for n in names:
+            values = [sweep_table.value(c, n, section, metric) for c in columns]
+            lines.append((n, [None if isinstance(v, str) else v for v in values]))
+        panels.append((f"{title} (exact)", lines))
+    return pics.get("sweep", charts.sweep_curve, "B/op and allocs/op of every scenario",
+                    [c.label for c in columns], [not c.ok and c.record is not None
+                                                 for c in columns], panels)
+
+
 def sweep(history: History, links: Links, pics: Pictures) -> dict[str, Any]:
-    columns = history.columns()
+    """The sweep table and curve of the window's revisions (window.py)."""
+    window = _window(history, links)
+    columns = [history.points[i].column() for i in window["shown"]]
     metrics = list(EXACT_SHOWN)
     table = to_html(sweep_table.markdown(columns, metrics))
-    curve = None
-    if history.measured():
-        names = history.names()
-        # The curve shows the labels, which revisions failed, and every value: its key (the
-        # records themselves hold far more than the picture).
-        shown = [[(c.label, c.ok) for c in columns], names, metrics,
-                 [[sweep_table.value(c, n, "alloc", m) for c in columns] for n in names
-                  for m in metrics]]
-        curve = pics.get("sweep", plots.sweep_curve, columns, metrics, key=shown)
-    return {"history": history, "table": table, "curve": curve, "links": links}
+    curve = _curve(columns, metrics, pics) if any(c.ok for c in columns) else None
+    return {"history": history, "table": table, "curve": curve, "links": links,
+            "window": window, "older": None}
+
+
+def older(history: History, page: int, links: Links) -> dict[str, Any]:
+    """The sweep table of the history's `page`-th page of older revisions (0: the oldest)."""
+    window = _window(history, links)
+    chunk = window["older"][page]
+    table = to_html(sweep_table.markdown([history.points[i].column() for i in chunk],
+                                         list(EXACT_SHOWN)))
+    sweep_page = next(path for h, path in links.sweeps if h is history)
+    return {"history": history, "table": table, "curve": None, "links": links,
+            "window": window, "older": {**window["pages"][page], "sweep": sweep_page}}
 
 
 def run(point: Point, history: History, pics: Pictures, links: Links | None = None

@@ -2,7 +2,7 @@
 its key is unchanged, and draws only the others.
 
 The key is a hash of the picture's kind, its data and the source of the code that draws it
-(charts.py, plots.py, sweep_plot.py), so a change of either redraws. `inline` (the single-file
+(charts.py, plots.py), so a change of either redraws. `inline` (the single-file
 page that `allocbench run` writes) embeds each picture as a data: URI instead of a file.
 """
 
@@ -16,13 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from allocbench.history import sweep_plot
-
 from allocbench.reports import charts, plots
 
 FOLDER = "img"
 _CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes()
-                                for m in (charts, plots, sweep_plot))).hexdigest()
+                                for m in (charts, plots))).hexdigest()
 
 
 @dataclass

@@ -1,7 +1,7 @@
-"""The matplotlib pictures of a report: both sides' time samples of a comparison, a scenario's
-metric against its numeric argument with the fitted line, and the sweep curve (sweep_plot.py,
-shared with `sweep --plot`). Few per site and rarely changing, so they are worth matplotlib's
-~150 ms each; the many history charts are charts.py's.
+"""The matplotlib pictures of a report: both sides' time samples of a comparison and a
+scenario's metric against its numeric argument with the fitted line. Few per site and rarely
+changing, so they are worth matplotlib's ~150 ms each; the many history charts and the sweep
+curve (redrawn on every push) are charts.py's.
 
 SVG with text kept as text and a fixed hash salt: the same data gives the same bytes.
 Labels and names go through plot_label (escape.py): a `$` is drawn, not parsed as mathtext.
@@ -10,13 +10,10 @@ Labels and names go through plot_label (escape.py): a `$` is drawn, not parsed a
 from __future__ import annotations
 
 import io
-import tempfile
-from pathlib import Path
 
 from allocbench.base import packages
 from allocbench.base.escape import plot_label
 from allocbench.harness import scaling
-from allocbench.history import sweep_plot, sweep_table
 
 RC = {"svg.fonttype": "none", "svg.hashsalt": "allocbench", "font.size": 9}
 
@@ -88,11 +85,3 @@ def fit(f: scaling.Fit, unit: str) -> str:
             return _svg(figure)
         finally:
             plt.close(figure)
-
-
-def sweep_curve(columns: list[sweep_table.Column], metrics: list[str]) -> str:
-    """sweep_plot's picture (the one `sweep --plot` draws), as SVG text."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "curve.svg"
-        sweep_plot.plot(columns, metrics, path)
-        return path.read_text(encoding="utf-8")

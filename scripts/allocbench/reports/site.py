@@ -6,7 +6,8 @@ what it keeps), so an interrupted build leaves the previous site as it was, and 
 sees half a site.
 
 Pages: index.html; scenario/<name>.html per scenario instance; sweep/<history>.html per machine
-and allocator; run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
+and allocator, with sweep/<history>-older-<k>.html for the revisions older than its window
+(window.py); run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
 asset is in the site (assets/, img/): it opens from file:// and from any static host.
 """
 
@@ -25,7 +26,7 @@ from markupsafe import Markup
 from allocbench.base import packages
 from allocbench.base.escape import terminal
 
-from allocbench.reports import folder, pages
+from allocbench.reports import folder, pages, window
 from allocbench.reports.inputs import History, Point, Site
 from allocbench.reports.pictures import Pictures
 
@@ -80,7 +81,9 @@ def _links(site: Site) -> pages.Links:
     for k, (origin, doc) in enumerate(site.comparisons):
         title = f"{doc['base']['label']} → {doc['candidate']['label']}"
         comparisons.append((title, origin, f"compare/{k}-{pages.slug(title)}.html"))
-    return pages.Links(scenarios, sweeps, runs, comparisons)
+    older = {i: [f"sweep/{pages.slug(h.title)}-{i}-older-{k + 1}.html"
+                 for k in range(len(window.of(h).older))] for i, h in enumerate(site.histories)}
+    return pages.Links(scenarios, sweeps, runs, comparisons, older)
 
 
 def build(site: Site, out: Path) -> Built:
@@ -123,6 +126,9 @@ def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
         write(path, "scenario.html", pages.scenario(site, name, links, pics))
     for history, path in links.sweeps:
         write(path, "sweep.html", pages.sweep(history, links, pics))
+    for i, paths in links.older.items():
+        for k, path in enumerate(paths):
+            write(path, "sweep.html", pages.older(site.histories[i], k, links))
     for (i, j), path in links.runs.items():
         history = site.histories[i]
         write(path, "run.html", pages.run(history.points[j], history, pics, links))

@@ -1,0 +1,36 @@
+"""Which revisions of a history a page shows in full: the newest WINDOW and every release tag
+before them (inputs.is_tag). The others ("older") are listed on pages of their own, WINDOW
+revisions a page in sweep order, oldest first: one more revision at the end changes only the
+last of them.
+
+At 2,000 revisions a page of every revision (one row each per scenario, one point each per
+chart) made a site of several hundred MB; the window keeps a page the size it had at a few
+hundred revisions, with a line that says how many are not shown and links to the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from allocbench.reports.inputs import History, is_tag
+
+WINDOW = 100   # the newest revisions every page shows; also the revisions of an older page
+
+
+@dataclass(frozen=True)
+class Window:
+    shown: list[int]           # indices into history.points, in sweep order
+    older: list[list[int]]     # the others, WINDOW a page, oldest first
+
+    @property
+    def hidden(self) -> int:
+        return sum(map(len, self.older))
+
+
+def of(history: History) -> Window:
+    points = history.points
+    start = max(0, len(points) - WINDOW)
+    tags = [i for i, p in enumerate(points[:start]) if is_tag(p.sha, p.label)]
+    rest = [i for i in range(start) if not is_tag(points[i].sha, points[i].label)]
+    return Window([*tags, *range(start, len(points))],
+                  [rest[k:k + WINDOW] for k in range(0, len(rest), WINDOW)])
