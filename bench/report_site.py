@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Cost of `allocbench report --store`: a published sweep of --revisions revisions of the
-built-in plugin, built cold and rebuilt after one more revision.
+"""Cost of `allocbench report --store`, `sweep-table` and a sweep's store lookups, side by side
+for stores of several sizes: published sweeps of the built-in plugin of --revisions revisions.
 
-usage: bench/report_site.py [--revisions N] [--repeat K] [--seed S] [--out FILE] [--keep DIR]
-       (default: 50 revisions, 3 repetitions of each timing)
+usage: bench/report_site.py [--revisions N,N…] [--large] [--repeat K] [--seed S] [--out FILE]
+                            [--keep DIR]
+       (default: 50,200 revisions, 3 repetitions of each timing; --large adds 10000)
        bench/report_site.py --from FILE   (the table of an earlier --out; measures nothing)
 
-The store is written here, not measured: every revision holds the 46 instances of
+The stores are written here, not measured: every revision holds the 46 instances of
 bench/data/builtin-results.json (a real run of the built-in plugin: its names, values, byte
 counters, context and 5 time samples each) for two allocators, "system" and "jemalloc", with the
 history a project's sweep has: the allocation metrics identical from revision to revision except
@@ -14,29 +15,37 @@ for a few instances that change B/op (and allocs/op) at a few revisions, a faile
 (build_failed, with a compiler's error in the log's tail), a tag v1.<k> on every fifth revision
 and commits in between, `committed` dates increasing, and time samples that differ by a few
 percent from revision to revision (noise, as real sweeps have; jemalloc's ~8 % faster, with
-larger usable sizes and footprints). Records are written by allocbench's own Store.put, in the
-format a sweep writes; the report must read them all (exit code 0).
+larger usable sizes and footprints). Records are written one at a time by allocbench's own
+Store.put, in the format and with the recipe a default `allocbench sweep` writes (sweep.Plan's);
+beside the store, a git repository holds the revisions as commits (their subjects, dates and
+tags), which sweep-table selects from as it would from the project's.
 
-Each timing is a fresh `<repo>/allocbench report` process (Python start and imports included,
-as a CI job pays them), measured --repeat times:
-  cold build          --store S --out O, O new (a fresh folder every time)
-  one more revision   a commit after the newest, for both allocators, added to a copy of the
-                      store, then --out of a cold build of the smaller store: the rebuild that
-                      a CI job does after every push (unchanged pictures are reused)
-It prints the median and range of the wall time, the median CPU time (user + system, which
-other load on the machine hardly changes), the pages and the pictures drawn and reused
-that each build reports, the site's total size (every file, in bytes) and the issue's goals
-(cold ≤ 60 s, one more revision ≤ 5 s, size ≤ 20 MB) as markdown; --out also writes them as
-JSON. --keep DIR keeps the stores and the sites there (to look at, or to profile a rebuild:
-python3 -m cProfile -o prof -m allocbench report --store DIR/store-plus-one --out DIR/cold-1,
-with PYTHONPATH=<repo>/scripts:<repo>).
+Each timing is a fresh process (Python start and imports included, as a CI job pays them),
+measured --repeat times, for every size; the wall time and the CPU time (user + system of the
+child, which other load on the machine hardly changes) are kept:
+  first read          `allocbench report --store S --out O` of a store no command read before:
+                      its index (<store>/.allocbench-index*, removed before each run) is built
+  cold report         the same, O new, the index built: a local `sweep --report` of a new site
+  sweep-table         `allocbench sweep-table --range FIRST..LAST` of every revision of one
+                      allocator (stdout to <size>/sweep-table.md; it must exit 0)
+  sweep probe         what `allocbench sweep` does with the store for one new revision
+                      (--probe-sweep: sweep.Plan.stored, twice as sweep asks, Plan.previous,
+                      then Store.put of its two records), into a copy of the store and its index
+  one more revision   `allocbench report` of that copy into the cold report's --out: the
+                      rebuild a CI job does after every push (unchanged pictures are reused)
+and the sizes: the store's record files (an index beside them counted apart), the site after
+the cold build. It prints one markdown table, a column per size, with the issue's goals judged
+at 2,000 revisions (else the largest size measured; time goals on the CPU time): one more
+revision ≤ 5 s and ≤ 1.3× its cost at 500 revisions (else the next smaller size), cold report
+≤ 60 s, sweep-table ≤ 3 s, store ≤ 100 MB and ≤ 25 KB per record, site ≤ 40 MB. --out also
+writes every number as JSON. --keep DIR keeps the repositories, stores and sites there, one
+folder per size (to look at, or to profile a rebuild: python3 -m cProfile -o prof -m allocbench
+report --store DIR/500/store-plus-one-1 --out DIR/500/cold-1, with PYTHONPATH=<repo>/scripts).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import hashlib
 import json
 import math
 import os
@@ -51,16 +60,19 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from allocbench.history.store import Store  # noqa: E402
+from allocbench.history import buildspec, sweep as sweeping  # noqa: E402
+from allocbench.history.store import STORE_VERSION, Store  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "builtin-results.json"
+PYTHON = os.environ.get("ALLOCBENCH_PYTHON", "/usr/bin/python3")   # the one ./allocbench runs
 MACHINE = "ci-runner"
 ALLOCATORS = ("system", "jemalloc")
-GOALS = {"cold": 60.0, "one_more": 5.0, "size_mb": 20.0}
+FORMAT = 2                     # of --out: a column per size
+INDEX = ".allocbench-index*"   # the store's index (store_index.py), with its -wal and -shm
 BUILT = re.compile(r"allocbench: report of (\d+) pages in .*; (\d+) pictures drawn, "
                    r"(\d+) reused")
 SUBJECTS = ("Reuse the span builder's tag buffer", "Intern tag keys once per context",
@@ -88,12 +100,26 @@ BUILD_ERROR = ("cmake --build failed (exit code 2)\n"
 # ---- the store
 
 
-class History:
-    """The revisions of the generated store: their sha, label, subject, date and status."""
+def runner(allocator: str) -> str:
+    return f"/__w/project/allocbench-tool/build/{allocator}/bin/allocbench-run"
 
-    def __init__(self, revisions: int, seed: int):
+
+def sweep_plan(store: Path, allocator: str) -> sweeping.Plan:
+    """The plan of a default `allocbench sweep --allocator A --store S --machine ci-runner` of
+    the built-in plugin: its recipe is the generated records' own, so that its lookups find them."""
+    spec = buildspec.CMakeBuild(buildspec.DEFAULT_TARGET, buildspec.DEFAULT_PLUGIN)
+    return sweeping.Plan(ROOT, spec, (), Path(runner(allocator)), allocator, MACHINE,
+                         Store(store))
+
+
+class History:
+    """The revisions of the generated store: their sha, label, subject, date and status, and
+    the git repository that holds them as commits."""
+
+    def __init__(self, revisions: int, seed: int, repo: Path):
         self.rng = random.Random(seed)
-        self.base = json.loads(DATA.read_text())
+        self.base_text = DATA.read_text()   # parsed again per record: 3× faster than deepcopy
+        self.base = json.loads(self.base_text)
         self.count = revisions
         failed = {max(1, int(revisions * f)) for f in FAILED_AT} - {0, revisions - 1}
         self.failed = sorted(failed) if revisions >= 3 else []
@@ -102,32 +128,26 @@ class History:
         when = start
         for i in range(revisions + 1):   # the last is the "one more revision"
             when += timedelta(days=self.rng.uniform(0.3, 4.0))
-            sha = hashlib.sha1(f"report-site revision {i}".encode()).hexdigest()
             tag = f"v1.{i // 5}" if i % 5 == 0 and i < revisions else ""
-            self.revisions.append({"index": i, "sha": sha, "label": tag or sha[:10],
-                                   "subject": SUBJECTS[i % len(SUBJECTS)],
+            self.revisions.append({"index": i, "tag": tag, "subject": SUBJECTS[i % len(SUBJECTS)],
                                    "committed": when.isoformat(timespec="seconds")})
+        for rev, sha in zip(self.revisions, make_repo(repo, self.revisions)):
+            rev.update(sha=sha, label=rev["tag"] or sha[:10])
         self.measured = datetime(2026, 12, 1, 1, 0, tzinfo=timezone.utc)
+        plan = sweep_plan(repo, ALLOCATORS[0])
+        self.recipe, self.recipe_id = plan.recipe, plan.recipe_id
 
     def tags(self) -> int:
-        return sum(1 for r in self.revisions[:self.count] if not r["label"].startswith(
-            r["sha"][:10]))
+        return sum(1 for r in self.revisions[:self.count] if r["tag"])
 
     def record(self, index: int, allocator: str) -> dict[str, Any]:
         rev = self.revisions[index]
         self.measured += timedelta(seconds=self.rng.uniform(40, 90))
-        recipe_detail = {"build": {"kind": "cmake", "target": "allocbench_builtin",
-                                   "plugin": "lib/allocbench/allocbench_builtin.so",
-                                   "cmake_args": ["-DCMAKE_BUILD_TYPE=Release"]},
-                         "grafts": []}
-        recipe = hashlib.sha256(json.dumps(recipe_detail, sort_keys=True).encode()
-                                ).hexdigest()[:16]
-        runner = f"/__w/project/allocbench-tool/build/{allocator}/bin/allocbench-run"
         record: dict[str, Any] = {
-            "store_version": 1, "sha": rev["sha"], "label": rev["label"],
+            "store_version": STORE_VERSION, "sha": rev["sha"], "label": rev["label"],
             "subject": rev["subject"], "committed": rev["committed"], "machine": MACHINE,
-            "allocator": allocator, "recipe": recipe, "recipe_detail": recipe_detail,
-            "harness": runner, "status": "ok", "time_measured": True,
+            "allocator": allocator, "recipe": self.recipe_id, "recipe_detail": self.recipe,
+            "harness": runner(allocator), "status": "ok", "time_measured": True,
             "seconds": {"build": round(self.rng.uniform(30, 60), 3)}, "results": None,
             "recorded": self.measured.isoformat(timespec="seconds")}
         if index in self.failed:
@@ -135,19 +155,19 @@ class History:
                           log=f"/__w/project/.allocbench/logs/{rev['sha']}-build.log")
             return record
         record["seconds"]["run"] = round(self.rng.uniform(60, 120), 3)
-        record["results"] = self.document(index, allocator, runner)
+        record["results"] = self.document(index, allocator, runner(allocator))
         return record
 
-    def document(self, index: int, allocator: str, runner: str) -> dict[str, Any]:
+    def document(self, index: int, allocator: str, harness: str) -> dict[str, Any]:
         rev = self.revisions[index]
-        doc = copy.deepcopy(self.base)
+        doc = json.loads(self.base_text)
         context = doc["context"]
         context["date"] = self.measured.strftime("%Y-%m-%dT%H:%M:%SZ")
         context["revision"] = {"describe": rev["label"], "dirty": False, "sha": rev["sha"]}
         context["allocator"] = {"name": "glibc", "version": "2.36"} if allocator == "system" \
             else {"name": allocator, "version": "5.3.0"}
         context["host"]["name"] = MACHINE
-        context["command"] = [runner, "--quiet", "--out", f"/__w/project/.allocbench/runs/"
+        context["command"] = [harness, "--quiet", "--out", f"/__w/project/.allocbench/runs/"
                               f"{MACHINE}-{allocator}-{rev['sha']}.json"]
         for result in doc["results"]:
             self.result(result, index, allocator)
@@ -198,7 +218,32 @@ class History:
                        ops_per_s=1e9 / median if median else 0.0)
 
 
+def make_repo(folder: Path, revisions: list[dict[str, Any]]) -> list[str]:
+    """A git repository of `revisions`, one commit each on main (its subject and date) and
+    the tags; their shas, in order. One `git fast-import`: thousands of commits in a second."""
+    subprocess.run(["git", "init", "--quiet", "--initial-branch=main", str(folder)], check=True)
+    stream = bytearray()
+    for mark, rev in enumerate(revisions, 1):
+        when = datetime.fromisoformat(rev["committed"])
+        minutes = int(when.utcoffset().total_seconds()) // 60
+        zone = f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+        message, content = f"{rev['subject']}\n".encode(), f"revision {mark}\n".encode()
+        stream += (f"commit refs/heads/main\nmark :{mark}\ncommitter Report Site "
+                   f"<report-site@example.com> {int(when.timestamp())} {zone}\n"
+                   f"data {len(message)}\n").encode() + message
+        stream += f"M 100644 inline README\ndata {len(content)}\n".encode() + content + b"\n"
+    for mark, rev in enumerate(revisions, 1):
+        if rev["tag"]:
+            stream += f"reset refs/tags/{rev['tag']}\nfrom :{mark}\n\n".encode()
+    marks = folder / ".git" / "report-site-marks"
+    subprocess.run(["git", "-C", str(folder), "fast-import", "--quiet",
+                    f"--export-marks={marks}"], input=bytes(stream), check=True)
+    shas = dict(line.split() for line in marks.read_text().splitlines())
+    return [shas[f":{mark}"] for mark in range(1, len(revisions) + 1)]
+
+
 def write_store(root: Path, history: History, indices: range) -> int:
+    """Writes each record as soon as it is made: a large store is never held in memory."""
     store = Store(root)
     for index in indices:
         for allocator in ALLOCATORS:
@@ -210,7 +255,7 @@ def write_store(root: Path, history: History, indices: range) -> int:
 
 
 def size(folder: Path) -> tuple[int, int]:
-    """(bytes, files) of every file under `folder`."""
+    """(bytes, files) of every file under `folder` (a site)."""
     total = files = 0
     for base, _, names in os.walk(folder):
         for name in names:
@@ -219,33 +264,148 @@ def size(folder: Path) -> tuple[int, int]:
     return total, files
 
 
-def report(store: Path, out: Path) -> dict[str, Any]:
-    command = [str(ROOT / "allocbench"), "report", "--store", str(store), "--out", str(out)]
+def store_size(root: Path) -> tuple[int, int]:
+    """(bytes, files) of the store's record files only: not its index nor its .gitignore."""
+    paths = Store(root).paths()
+    return sum(os.lstat(p).st_size for p in paths), len(paths)
+
+
+def index_size(root: Path) -> int | None:
+    """Bytes of the store's index files, None if it has none."""
+    found = list(root.glob(INDEX))
+    return sum(os.lstat(p).st_size for p in found) if found else None
+
+
+def timed(command: list[str], **options: Any) -> tuple[dict[str, float],
+                                                      subprocess.CompletedProcess]:
+    """Runs `command` to its end: its wall time and its CPU time (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, text=True, **options)
     seconds = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"seconds": seconds, "cpu_seconds": cpu}, done
+
+
+def failed(command: list[str], done: subprocess.CompletedProcess) -> None:
+    sys.exit(f"{' '.join(command)}\nexit code {done.returncode}\n"
+             f"{(done.stdout or '')[-2000:]}{(done.stderr or '')[-4000:]}")
+
+
+def report(store: Path, out: Path) -> dict[str, Any]:
+    command = [str(ROOT / "allocbench"), "report", "--store", str(store), "--out", str(out)]
+    run, done = timed(command, capture_output=True)
     built = BUILT.search(done.stderr)
     if done.returncode != 0 or built is None:
-        sys.exit(f"{' '.join(command)}\nexit code {done.returncode}\n{done.stderr[-4000:]}")
+        failed(command, done)
     pages, drawn, reused = map(int, built.groups())
-    return {"seconds": seconds, "cpu_seconds": cpu, "pages": pages, "drawn": drawn,
-            "reused": reused}
+    return {**run, "pages": pages, "drawn": drawn, "reused": reused}
 
 
-def summary(runs: list[dict[str, Any]], sizes: list[tuple[int, int]]) -> dict[str, Any]:
+def sweep_table(repo: Path, store: Path, history: History, out: Path) -> dict[str, Any]:
+    first, last = history.revisions[0]["sha"], history.revisions[history.count - 1]["sha"]
+    command = [str(ROOT / "allocbench"), "sweep-table", "--repo", str(repo), "--store",
+               str(store), "--machine", MACHINE, "--allocator", ALLOCATORS[0],
+               *(["--range", f"{first}..{last}"] if history.count > 1 else [first])]
+    with open(out, "w") as table:
+        run, done = timed(command, stdout=table, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        failed(command, done)
+    return {**run, "exit_code": done.returncode}
+
+
+def sweep_probe(store: Path, sha: str, records: Path) -> dict[str, Any]:
+    command = [PYTHON, str(Path(__file__).resolve()), "--probe-sweep", str(store), sha,
+               "--records", str(records)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "scripts")}
+    run, done = timed(command, capture_output=True, env=env)
+    outcome = json.loads(done.stdout) if done.returncode == 0 else None
+    if outcome != {allocator: "measured" for allocator in ALLOCATORS}:
+        failed(command, done)   # the new revision was stored already: nothing measured
+    return run
+
+
+def probe(store: Path, sha: str, records: Path) -> None:
+    """--probe-sweep: what `allocbench sweep --store STORE SHA` does with the store for each
+    allocator (sweep.run counts what is left, Progress.measure asks again, measure() looks up
+    the earlier record, _put stores the new one), the new records read from --records instead
+    of being measured. Prints {allocator: "stored" | "measured"}."""
+    new = {r["allocator"]: r for r in json.loads(records.read_text())}
+    outcome = {}
+    for allocator in ALLOCATORS:
+        plan = sweep_plan(store, allocator)
+        plan.stored(sha)                   # sweep.run: counts what is left to measure
+        if plan.stored(sha) is not None:   # Progress.measure: stored, nothing to measure
+            outcome[allocator] = "stored"
+            continue
+        plan.previous(sha)                 # measure(): the earlier record it supersedes
+        plan.store.put(new[allocator])
+        outcome[allocator] = "measured"
+    print(json.dumps(outcome))
+
+
+def summary(runs: list[dict[str, Any]], sizes: list[tuple[int, int]] | None = None
+            ) -> dict[str, Any]:
     seconds = [r["seconds"] for r in runs]
-    out = {"seconds": seconds, "median_s": statistics.median(seconds), "min_s": min(seconds),
-           "max_s": max(seconds), "cpu_seconds": [r["cpu_seconds"] for r in runs],
-           "median_cpu_s": statistics.median(r["cpu_seconds"] for r in runs),
-           "size_bytes": max(s for s, _ in sizes),
-           "files": max(f for _, f in sizes)}
-    for key in ("pages", "drawn", "reused"):   # the same every time, else a range
-        values = sorted({r[key] for r in runs})
-        out[key] = values[0] if len(values) == 1 else values
+    cpu = [r["cpu_seconds"] for r in runs]
+    out: dict[str, Any] = {"seconds": seconds, "median_s": statistics.median(seconds),
+                           "min_s": min(seconds), "max_s": max(seconds), "cpu_seconds": cpu,
+                           "median_cpu_s": statistics.median(cpu)}
+    if sizes:
+        out.update(size_bytes=max(s for s, _ in sizes), files=max(f for _, f in sizes))
+    for key in ("pages", "drawn", "reused", "exit_code"):   # the same every time, else a range
+        if key in runs[0]:
+            values = sorted({r[key] for r in runs})
+            out[key] = values[0] if len(values) == 1 else values
     return out
+
+
+def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> dict[str, Any]:
+    """Every number of one size; the folders of `work` removed as soon as measured unless
+    `keep`."""
+    def done_with(folder: Path) -> None:
+        if not keep:
+            shutil.rmtree(folder)
+
+    repo, store, new = work / "repo", work / "store", work / "one-more.json"
+    history = History(revisions, seed, repo)
+    records = write_store(store, history, range(revisions))
+    new.write_text(json.dumps([history.record(revisions, a) for a in ALLOCATORS]))
+
+    first = []
+    for k in range(1, repeat + 1):
+        for index in store.glob(INDEX):
+            index.unlink()
+        first.append(report(store, work / f"first-{k}"))
+        done_with(work / f"first-{k}")
+    store_bytes, store_files = store_size(store)   # the index beside: counted apart
+    index_bytes = index_size(store)
+    cold, cold_sizes = [], []
+    for k in range(1, repeat + 1):
+        cold.append(report(store, work / f"cold-{k}"))
+        cold_sizes.append(size(work / f"cold-{k}"))
+    tables = [sweep_table(repo, store, history, work / "sweep-table.md")
+              for _ in range(repeat)]
+    probes, rebuilt, rebuilt_sizes = [], [], []
+    sha = history.revisions[revisions]["sha"]
+    for k in range(1, repeat + 1):
+        plus_one = work / f"store-plus-one-{k}"
+        shutil.copytree(store, plus_one, symlinks=True)   # with its index
+        probes.append(sweep_probe(plus_one, sha, new))
+        rebuilt.append(report(plus_one, work / f"cold-{k}"))   # the cold build, rebuilt
+        rebuilt_sizes.append(size(work / f"cold-{k}"))
+        done_with(plus_one)
+        done_with(work / f"cold-{k}")
+    cold_summary = summary(cold, cold_sizes)
+    return {
+        "revisions": revisions, "records": records, "tags": history.tags(),
+        "failed": len(history.failed), "new_sha": sha,
+        "store": {"bytes": store_bytes, "files": store_files,
+                  "bytes_per_record": store_bytes / store_files, "index_bytes": index_bytes},
+        "site": {"bytes": cold_summary["size_bytes"], "files": cold_summary["files"]},
+        "first_read": summary(first), "cold": cold_summary, "sweep_table": summary(tables),
+        "sweep_probe": summary(probes), "one_more": summary(rebuilt, rebuilt_sizes)}
 
 
 def uptime() -> str:
@@ -261,64 +421,81 @@ def cpu_model() -> str:
     return found[1].strip() if found else "unknown"
 
 
+def sizes_of(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in text.split(",")})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give revision counts separated by commas, "
+                                         "e.g. 500,2000") from None
+    if sizes[0] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every size is at least 1 revision")
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--revisions", type=int, default=50,
-                        help="revisions in the store before the one more [50]")
+    parser.add_argument("--revisions", type=sizes_of, default=[50, 200], metavar="N,N…",
+                        help="the sizes measured: revisions in the store before the one more "
+                             "[50,200]")
+    parser.add_argument("--large", action="store_true", help="also 10000 revisions")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each timing [3]")
     parser.add_argument("--seed", type=int, default=1, help="of the generated noise [1]")
     parser.add_argument("--out", type=Path, metavar="FILE", help="also write the numbers as JSON")
     parser.add_argument("--keep", type=Path, metavar="DIR",
-                        help="keep the stores and sites in DIR (new or empty)")
+                        help="keep the repositories, stores and sites in DIR/<size>/ (DIR new "
+                             "or empty)")
     parser.add_argument("--from", dest="source", type=Path, metavar="FILE",
                         help="print the table of numbers an earlier --out wrote (nothing is "
                              "measured): how the table of docs/reports.md is checked")
+    parser.add_argument("--probe-sweep", nargs=2, metavar=("STORE", "SHA"),
+                        help=argparse.SUPPRESS)   # internal: the timed sweep-probe process
+    parser.add_argument("--records", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.source is not None:
-        print(table(json.loads(args.source.read_text())))
+    if args.probe_sweep is not None:
+        if args.records is None:
+            parser.error("--probe-sweep takes --records FILE too")
+        probe(Path(args.probe_sweep[0]), args.probe_sweep[1], args.records)
         return
-    if args.revisions < 1 or args.repeat < 1:
-        parser.error("--revisions and --repeat take a number of at least 1")
+    if args.source is not None:
+        doc = json.loads(args.source.read_text())
+        if doc.get("format") != FORMAT:   # the one size of the first version: no "runs"
+            print(f"{args.source}: numbers of an older bench/report_site.py (one size, no "
+                  f"\"format\": {FORMAT}); measure again and write it with --out",
+                  file=sys.stderr)
+            sys.exit(2)
+        print(table(doc))
+        return
+    if args.repeat < 1:
+        parser.error("--repeat takes a number of at least 1")
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         parser.error(f"--keep {args.keep}: give a new or empty folder")
+    sizes = sorted(set(args.revisions) | ({LARGE} if args.large else set()))
 
+    load_before = uptime()
     with tempfile.TemporaryDirectory(prefix="report-site-") as temp:
         work = args.keep.resolve() if args.keep is not None else Path(temp)
-        work.mkdir(parents=True, exist_ok=True)
-        history = History(args.revisions, args.seed)
-        store, plus_one = work / "store", work / "store-plus-one"
-        records = write_store(store, history, range(args.revisions))
-        store_bytes, _ = size(store)
-        shutil.copytree(store, plus_one)
-        write_store(plus_one, history, range(args.revisions, args.revisions + 1))
+        runs = []
+        for revisions in sizes:
+            (work / str(revisions)).mkdir(parents=True)
+            runs.append(measure(work / str(revisions), revisions, args.repeat, args.seed,
+                                args.keep is not None))
+            print(f"measured {revisions} revisions", file=sys.stderr)
+    load_after = uptime()
 
-        load_before = uptime()
-        cold, cold_sizes, rebuilt, rebuilt_sizes = [], [], [], []
-        for k in range(1, args.repeat + 1):
-            site = work / f"cold-{k}"
-            cold.append(report(store, site))
-            cold_sizes.append(size(site))
-        for k in range(1, args.repeat + 1):
-            site = work / f"cold-{k}"   # a cold build of the smaller store, rebuilt
-            rebuilt.append(report(plus_one, site))
-            rebuilt_sizes.append(size(site))
-        load_after = uptime()
-
-    instances = len(history.base["results"])
-    doc = {
-        "revisions": args.revisions, "instances": instances, "allocators": list(ALLOCATORS),
-        "tags": history.tags(), "failed": len(history.failed), "records": records,
-        "store_bytes": store_bytes, "repeat": args.repeat, "seed": args.seed,
-        "cpus": os.cpu_count(), "cpu": cpu_model(),
-        "cold": summary(cold, cold_sizes), "one_more": summary(rebuilt, rebuilt_sizes),
-        "goals": {"cold_s": GOALS["cold"], "one_more_s": GOALS["one_more"],
-                  "size_bytes": int(GOALS["size_mb"] * 1e6)}}
+    instances = len(json.loads(DATA.read_text())["results"])
+    doc = {"format": FORMAT, "sizes": sizes, "instances": instances,
+           "allocators": list(ALLOCATORS), "repeat": args.repeat, "seed": args.seed,
+           "cpus": os.cpu_count(), "cpu": cpu_model(), "load_before": load_before,
+           "load_after": load_after, "runs": runs}
+    doc["goals"] = judged(doc)
     head = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"],
                           capture_output=True, text=True).stdout.strip()
     print(f"allocbench {ROOT} ({head[:72]})")
-    print(f"store: {args.revisions} revisions ({doc['tags']} tags, {doc['failed']} failed "
-          f"builds) × {instances} instances × {len(ALLOCATORS)} allocators = {records} records, "
-          f"{store_bytes / 1e6:.1f} MB; then one more revision ({len(ALLOCATORS)} records)")
+    for run in runs:
+        print(f"store: {run['revisions']} revisions ({run['tags']} tags, {run['failed']} failed "
+              f"builds) × {instances} instances × {len(ALLOCATORS)} allocators = "
+              f"{run['records']} records, {run['store']['bytes'] / 1e6:.1f} MB; then one more "
+              f"revision ({len(ALLOCATORS)} records)")
     print(f"machine: {doc['cpus']} CPUs ({doc['cpu']})\nload before: {load_before}\n"
           f"load after:  {load_after}\n")
     print(table(doc))
@@ -326,28 +503,106 @@ def main() -> None:
         args.out.write_text(json.dumps(doc, indent=1) + "\n")
 
 
+# ---- the table: one list of rows drives it, and the goals it judges
+
+
+LARGE = 10000
+GOAL_AT, GOAL_BASE = 2000, 500   # the issue's goals are of 2,000 revisions, growth from 500
+LIMITS = {"store_mb": 100.0, "record_kb": 25.0, "site_mb": 40.0, "cold_s": 60.0,
+          "one_more_s": 5.0, "one_more_growth": 1.3, "sweep_table_s": 3.0}
+
+
+def judged_sizes(doc: dict[str, Any]) -> tuple[int, int | None]:
+    """The size the goals are judged at (2,000, else the largest measured) and the one the
+    rebuild's growth is judged from (500, else the largest smaller one; None if none)."""
+    sizes = [run["revisions"] for run in doc["runs"]]
+    at = GOAL_AT if GOAL_AT in sizes else max(sizes)
+    smaller = [n for n in sizes if n < at]
+    return at, (GOAL_BASE if GOAL_BASE in smaller else max(smaller, default=None))
+
+
+def growth(doc: dict[str, Any]) -> float | None:
+    at, base = judged_sizes(doc)
+    runs = {run["revisions"]: run for run in doc["runs"]}
+    if base is None:
+        return None
+    return runs[at]["one_more"]["median_cpu_s"] / runs[base]["one_more"]["median_cpu_s"]
+
+
+def goal(value: float, limit: float, unit: str) -> tuple[str, bool]:
+    met = value <= limit
+    return f"≤ {limit:g} {unit}: {'met' if met else 'MISSED'}", met
+
+
+def one_more_goal(run: dict[str, Any], doc: dict[str, Any]) -> tuple[str, bool]:
+    text, met = goal(run["one_more"]["median_cpu_s"], LIMITS["one_more_s"], "s CPU")
+    ratio, (_, base) = growth(doc), judged_sizes(doc)
+    if ratio is None:
+        return f"{text}; ≤ {LIMITS['one_more_growth']:g}× a smaller store's: n/a", met
+    grown = ratio <= LIMITS["one_more_growth"]
+    return (f"{text}; ≤ {LIMITS['one_more_growth']:g}× at {base:,}: "
+            f"{'met' if grown else 'MISSED'} ({ratio:.2f}×)"), met and grown
+
+
+def count(value: int | list[int]) -> str:
+    """A count the same in every run, else its range."""
+    return str(value) if isinstance(value, int) else f"{value[0]}–{value[-1]}"
+
+
+def timing(section: dict[str, Any]) -> str:
+    return f"{section['median_s']:.2f} / {section['median_cpu_s']:.2f} s"
+
+
+Row = tuple[str, str, Callable[[dict[str, Any]], str],
+            Callable[[dict[str, Any], dict[str, Any]], tuple[str, bool]] | None]
+ROWS: tuple[Row, ...] = (
+    ("records", "records (revisions × 2 allocators)", lambda r: f"{r['records']:,}", None),
+    ("store", "store: its record files", lambda r: f"{r['store']['bytes'] / 1e6:.2f} MB "
+     f"({r['store']['files']:,} files)",
+     lambda r, d: goal(r["store"]["bytes"] / 1e6, LIMITS["store_mb"], "MB")),
+    ("record", "store: bytes per record", lambda r: f"{r['store']['bytes_per_record'] / 1e3:.1f}"
+     " KB", lambda r, d: goal(r["store"]["bytes_per_record"] / 1e3, LIMITS["record_kb"], "KB")),
+    ("index", "store: its index, after the first read",
+     lambda r: "none" if r["store"]["index_bytes"] is None
+     else f"{r['store']['index_bytes'] / 1e6:.2f} MB", None),
+    ("site", "site after the cold build", lambda r: f"{r['site']['bytes'] / 1e6:.2f} MB "
+     f"({r['site']['files']:,} files)",
+     lambda r, d: goal(r["site"]["bytes"] / 1e6, LIMITS["site_mb"], "MB")),
+    ("first_read", "first report of a store not read before (its index built)",
+     lambda r: timing(r["first_read"]), None),
+    ("cold", "cold report (new --out)", lambda r: timing(r["cold"]),
+     lambda r, d: goal(r["cold"]["median_cpu_s"], LIMITS["cold_s"], "s CPU")),
+    ("one_more", "report after one more revision (rebuild)", lambda r: timing(r["one_more"]),
+     one_more_goal),
+    ("pictures", "pictures drawn / reused by that rebuild",
+     lambda r: f"{count(r['one_more']['drawn'])} / {count(r['one_more']['reused'])}", None),
+    ("sweep_table", "sweep-table of every revision (one allocator)",
+     lambda r: timing(r["sweep_table"]),
+     lambda r, d: goal(r["sweep_table"]["median_cpu_s"], LIMITS["sweep_table_s"], "s CPU")),
+    ("sweep_probe", "sweep of one new revision: its store lookups and puts",
+     lambda r: timing(r["sweep_probe"]), None),
+)
+
+
+def judged(doc: dict[str, Any]) -> dict[str, Any]:
+    """The goals, as --out records them (the table judges the numbers again)."""
+    at, base = judged_sizes(doc)
+    run = next(r for r in doc["runs"] if r["revisions"] == at)
+    return {"at": at, "base": base, "limits": LIMITS, "growth": growth(doc),
+            "met": {key: judge(run, doc)[1] for key, _, _, judge in ROWS if judge}}
+
+
 def table(doc: dict[str, Any]) -> str:
-    def verdict(value: float, goal: float, unit: str) -> str:
-        return f"≤ {goal:g} {unit}: {'met' if value <= goal else 'MISSED'}"
-
-    def count(value: Any) -> str:
-        return str(value) if isinstance(value, int) else "–".join(map(str, value))
-
-    lines = [f"| site of {doc['revisions']} revisions, median of {doc['repeat']} | median | "
-             "range | CPU | pages | pictures drawn | reused | goal |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for key, name, goal in (("cold", "cold build (new --out)", GOALS["cold"]),
-                            ("one_more", "one more revision (rebuild)", GOALS["one_more"])):
-        s = doc[key]
-        lines.append(f"| {name} | {s['median_s']:.2f} s | {s['min_s']:.2f}–{s['max_s']:.2f} s | "
-                     f"{s['median_cpu_s']:.2f} s | {count(s['pages'])} | {count(s['drawn'])} | "
-                     f"{count(s['reused'])} | {verdict(s['median_s'], goal, 's')} |")
-    for key, name in (("cold", "size after the cold build"),
-                      ("one_more", "size after one more revision")):
-        s = doc[key]
-        lines.append(f"| {name} | {s['size_bytes'] / 1e6:.2f} MB | {s['files']} files | | "
-                     f"{count(s['pages'])} | | | "
-                     f"{verdict(s['size_bytes'] / 1e6, GOALS['size_mb'], 'MB')} |")
+    at, base = judged_sizes(doc)
+    judged_run = next(r for r in doc["runs"] if r["revisions"] == at)
+    lines = [f"| median of {doc['repeat']}: wall / CPU | "
+             + " | ".join(f"{r['revisions']:,} revisions" for r in doc["runs"])
+             + f" | goal at {at:,} revisions |",
+             "|---|" + "---:|" * len(doc["runs"]) + "---|"]
+    for _, name, cell, judge in ROWS:
+        verdict = judge(judged_run, doc)[0] if judge else ""
+        lines.append(f"| {name} | " + " | ".join(cell(r) for r in doc["runs"])
+                     + f" | {verdict} |")
     return "\n".join(lines)
 
 

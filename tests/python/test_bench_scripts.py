@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -209,84 +210,247 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
             if not arg.startswith("-"):
                 assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
     readme = page("tests")
-    assert f"calibrate ({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
+    assert f"index ({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
     assert f"all {len(mutation.MUTATIONS)} are caught" in readme
 
 
-# --- bench/report_site.py: the cost of `allocbench report --store` ----------------------------
+# --- bench/report_site.py: the cost of `allocbench report --store`, by store size -------------
 
 
-def test_report_site_builds_the_generated_store_and_reuses_pictures(tmp_path):
-    # 3 revisions (v1.0, a failed build, a commit) then one more; no build needed.
+def report_site_cells(line: str) -> list[str]:
+    return markdown_rows([line])[0]
+
+
+def probe_sweep(store: Path, sha: str, records: Path) -> dict:
+    done = run_script(sys.executable, str(BENCH / "report_site.py"), "--probe-sweep", str(store),
+                      sha, "--records", str(records))
+    return json.loads(done.stdout)
+
+
+def report_site_verdicts(doc: dict) -> dict[str, str]:
+    """The goals of the issue judged at 2,000 revisions (else the largest size), the rebuild's
+    growth from 500 (else the next smaller size), worked out here from the JSON's numbers."""
+    runs = {r["revisions"]: r for r in doc["runs"]}
+    at = 2000 if 2000 in runs else max(runs)
+    smaller = [n for n in runs if n < at]
+    base = 500 if 500 in smaller else max(smaller, default=None)
+    run = runs[at]
+
+    def said(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    cpu = run["one_more"]["median_cpu_s"]
+    one_more = f"≤ 5 s CPU: {said(cpu <= 5)}; "
+    if base is None:
+        one_more += "≤ 1.3× a smaller store's: n/a"
+    else:
+        ratio = cpu / runs[base]["one_more"]["median_cpu_s"]
+        one_more += f"≤ 1.3× at {base:,}: {said(ratio <= 1.3)} ({ratio:.2f}×)"
+    return {"at": at,
+            "store": f"≤ 100 MB: {said(run['store']['bytes'] <= 100e6)}",
+            "record": f"≤ 25 KB: {said(run['store']['bytes'] / run['records'] <= 25e3)}",
+            "site": f"≤ 40 MB: {said(run['site']['bytes'] <= 40e6)}",
+            "cold": f"≤ 60 s CPU: {said(run['cold']['median_cpu_s'] <= 60)}",
+            "one_more": one_more,
+            "sweep_table": f"≤ 3 s CPU: {said(run['sweep_table']['median_cpu_s'] <= 3)}"}
+
+
+REPORT_SITE_ROWS = [   # (the row's name, its key among the verdicts, or None: no goal)
+    ("records (revisions × 2 allocators)", None), ("store: its record files", "store"),
+    ("store: bytes per record", "record"), ("store: its index, after the first read", None),
+    ("site after the cold build", "site"),
+    ("first report of a store not read before (its index built)", None),
+    ("cold report (new --out)", "cold"), ("report after one more revision (rebuild)", "one_more"),
+    ("pictures drawn / reused by that rebuild", None),
+    ("sweep-table of every revision (one allocator)", "sweep_table"),
+    ("sweep of one new revision: its store lookups and puts", None)]
+
+
+def check_report_site_table(text: str, doc: dict) -> None:
+    lines = text.splitlines()
+    verdicts = report_site_verdicts(doc)
+    sizes = [r["revisions"] for r in doc["runs"]]
+    start = lines.index(f"| median of {doc['repeat']}: wall / CPU | "
+                        + " | ".join(f"{n:,} revisions" for n in sizes)
+                        + f" | goal at {verdicts['at']:,} revisions |")
+    assert lines[start + 1] == "|---|" + "---:|" * len(sizes) + "---|"
+    rows = markdown_rows(lines[start + 2:start + 2 + len(REPORT_SITE_ROWS)])
+    assert [r[0] for r in rows] == [name for name, _ in REPORT_SITE_ROWS]
+    assert [r[-1] for r in rows] == [verdicts[key] if key else "" for _, key in REPORT_SITE_ROWS]
+    by_name = {r[0]: r[1:-1] for r in rows}
+
+    def times(key: str) -> list[str]:
+        return [f"{r[key]['median_s']:.2f} / {r[key]['median_cpu_s']:.2f} s" for r in doc["runs"]]
+
+    assert by_name["records (revisions × 2 allocators)"] == [f"{2 * n:,}" for n in sizes]
+    assert by_name["store: its record files"] == [
+        f"{r['store']['bytes'] / 1e6:.2f} MB ({r['store']['files']:,} files)" for r in doc["runs"]]
+    assert by_name["store: bytes per record"] == [
+        f"{r['store']['bytes'] / r['records'] / 1e3:.1f} KB" for r in doc["runs"]]
+    assert by_name["site after the cold build"] == [
+        f"{r['site']['bytes'] / 1e6:.2f} MB ({r['site']['files']:,} files)" for r in doc["runs"]]
+    for name, key in (("first report of a store not read before (its index built)",
+                       "first_read"), ("cold report (new --out)", "cold"),
+                      ("report after one more revision (rebuild)", "one_more"),
+                      ("sweep-table of every revision (one allocator)", "sweep_table"),
+                      ("sweep of one new revision: its store lookups and puts", "sweep_probe")):
+        assert by_name[name] == times(key), name
+    assert by_name["pictures drawn / reused by that rebuild"] == [
+        f"{r['one_more']['drawn']} / {r['one_more']['reused']}" for r in doc["runs"]]
+
+
+def test_report_site_measures_each_store_size_side_by_side(tmp_path):
+    # 3 revisions (v1.0, a failed build, a commit) and 6 (two tags, two failed builds), each
+    # then one more; no build needed.
     out, keep = tmp_path / "report-site.json", tmp_path / "keep"
-    done = run_script(sys.executable, str(BENCH / "report_site.py"), "--revisions", "3",
+    done = run_script(sys.executable, str(BENCH / "report_site.py"), "--revisions", "6,3",
                       "--repeat", "1", "--out", str(out), "--keep", str(keep))
     doc = json.loads(out.read_text())
     instances = len(json.loads((BENCH / "data" / "builtin-results.json").read_text())["results"])
-    assert (doc["revisions"], doc["instances"], doc["allocators"]) == (3, instances,
-                                                                      ["system", "jemalloc"])
-    assert (doc["records"], doc["tags"], doc["failed"], doc["repeat"]) == (6, 1, 1, 1)
+    assert (doc["sizes"], doc["instances"], doc["allocators"], doc["repeat"]) == (
+        [3, 6], instances, ["system", "jemalloc"], 1)
+    assert [r["revisions"] for r in doc["runs"]] == [3, 6]
+    pages = 1 + instances + 2 + 2   # the index, a page per instance, a sweep page and the
+    for run in doc["runs"]:         # newest run per history
+        n, folder = run["revisions"], keep / str(run["revisions"])
+        store = folder / "store"
+        # The store: every record valid (allocbench's own check), one per revision and
+        # allocator, the failed builds as many for both; the tags every fifth revision.
+        records = [r for _, r in Store(store).records()]
+        assert run["records"] == len(records) == 2 * n
+        assert {(r["sha"], r["allocator"]) for r in records} == {
+            (r["sha"], a) for r in records for a in ("system", "jemalloc")}
+        statuses = [r["status"] for r in records]
+        assert run["failed"] == statuses.count("build_failed") // 2 == {3: 1, 6: 2}[n]
+        assert run["tags"] == len({r["label"] for r in records if r["label"].startswith("v1.")}
+                                  ) == (n + 4) // 5
+        # Its size: the record files only (not the index, not the .gitignore beside it).
+        files = [p for p in store.rglob("*") if p.is_file()
+                 and not any(part.startswith(".") for part in p.relative_to(store).parts)]
+        assert run["store"]["bytes"] == sum(p.stat().st_size for p in files) > 0
+        assert run["store"]["files"] == len(files) == 2 * n
+        assert run["store"]["bytes_per_record"] == run["store"]["bytes"] / (2 * n)
+        index = list(store.glob(".allocbench-index*"))
+        assert (run["store"]["index_bytes"] is None) == (not index)
+        assert run["store"]["index_bytes"] is None or run["store"]["index_bytes"] > 0
 
-    # The store: every record valid (allocbench's own check), one failed build per allocator,
-    # and the one more revision the newest commit of both allocators.
-    records = [r for _, r in Store(keep / "store-plus-one").records()]
-    assert len(records) == 8 and len([r for _, r in Store(keep / "store").records()]) == 6
-    assert [r["status"] for r in records].count("build_failed") == 2
-    newest = max(records, key=lambda r: r["committed"])
-    assert {r["allocator"] for r in records if r["sha"] == newest["sha"]} == {"system",
-                                                                               "jemalloc"}
-    assert newest["status"] == "ok" and newest["results"]["context"]["revision"]["sha"] == \
-        newest["sha"]
+        # The one more revision: the newest commit, stored by the sweep probe for both
+        # allocators into the copy the rebuild reported on.
+        plus_one = folder / "store-plus-one-1"
+        added = [r for _, r in Store(plus_one).records() if r["sha"] == run["new_sha"]]
+        assert sorted(r["allocator"] for r in added) == ["jemalloc", "system"]
+        assert len(list(Store(plus_one).records())) == 2 * n + 2
+        assert all(r["status"] == "ok" and r["committed"] > max(s["committed"] for s in records)
+                   and r["results"]["context"]["revision"]["sha"] == r["sha"] for r in added)
+        # The probe decides as a sweep does (sweep.Plan.stored): a stored revision is not
+        # measured again, the new one is, and stored.
+        stored_sha = records[0]["sha"]
+        assert probe_sweep(store, stored_sha, folder / "one-more.json") == {
+            "system": "stored", "jemalloc": "stored"}
+        fresh = tmp_path / f"probe-{n}"
+        shutil.copytree(store, fresh)
+        assert probe_sweep(fresh, run["new_sha"], folder / "one-more.json") == {
+            "system": "measured", "jemalloc": "measured"}
+        assert len(list(Store(fresh).records())) == 2 * n + 2
 
-    # Pages: the index, a page per instance, a sweep page and the newest run per history.
-    pages = 1 + instances + 2 + 2
-    cold, again = doc["cold"], doc["one_more"]
-    assert cold["pages"] == again["pages"] == pages
-    assert cold["drawn"] > 0 and cold["reused"] == 0
-    assert again["drawn"] > 0 and again["reused"] > 0   # the new revision reused pictures
-    site = keep / "cold-1"   # the cold build, rebuilt with the one more revision
-    assert len(list(site.rglob("*.html"))) == pages
-    assert len(list((site / "img").iterdir())) == again["drawn"] + again["reused"]
-    assert again["size_bytes"] == sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
-    assert again["files"] == sum(1 for p in site.rglob("*") if p.is_file())
-    for s in (cold, again):
-        assert len(s["seconds"]) == 1 and s["median_s"] == s["seconds"][0] > 0
+        # sweep-table showed every revision, exit code 0.
+        assert run["sweep_table"]["exit_code"] == 0
+        header = (folder / "sweep-table.md").read_text().split("\n| scenario | ")[1]
+        header = header.split("\n")[0]
+        assert all(r["label"] in header for r in records), header
 
-    # The markdown table: the two timings and the two sizes, each against its goal.
-    lines = done.stdout.splitlines()
-    start = lines.index("| site of 3 revisions, median of 1 | median | range | CPU | pages | "
-                        "pictures drawn | reused | goal |")
-    assert lines[start + 1] == "|---|---:|---:|---:|---:|---:|---:|---|"
-    rows = markdown_rows(lines[start + 2:])
-    assert [r[0] for r in rows] == ["cold build (new --out)", "one more revision (rebuild)",
-                                    "size after the cold build",
-                                    "size after one more revision"]
-    for (name, median, spread, cpu, shown_pages, drawn, reused, goal), s in zip(
-            rows[:2], (cold, again)):
-        assert re.fullmatch(rf"{NUMBER} s", median) and re.fullmatch(rf"{NUMBER}–{NUMBER} s",
-                                                                     spread), name
-        assert cpu == f"{s['median_cpu_s']:.2f} s" and s["median_cpu_s"] > 0
-        assert (shown_pages, drawn, reused) == (str(pages), str(s["drawn"]), str(s["reused"]))
-        assert re.fullmatch(r"≤ (60|5) s: (met|MISSED)", goal), goal
-    for name, megabytes, files, _, shown_pages, _, _, goal in rows[2:]:
-        assert re.fullmatch(rf"{NUMBER} MB", megabytes) and re.fullmatch(r"\d+ files", files)
-        assert shown_pages == str(pages) and re.fullmatch(r"≤ 20 MB: (met|MISSED)", goal)
-    assert rows[3][1] == f"{again['size_bytes'] / 1e6:.2f} MB"
+        # The site: its pages, the cold build's size and the rebuild's, which reused pictures.
+        cold, again = run["cold"], run["one_more"]
+        assert cold["pages"] == again["pages"] == run["first_read"]["pages"] == pages
+        assert cold["drawn"] > 0 and cold["reused"] == 0
+        assert again["drawn"] > 0 and again["reused"] > 0
+        site = folder / "cold-1"   # the cold build, rebuilt with the one more revision
+        assert len(list(site.rglob("*.html"))) == pages
+        assert len(list((site / "img").iterdir())) == again["drawn"] + again["reused"]
+        assert again["size_bytes"] == sum(p.stat().st_size for p in site.rglob("*")
+                                          if p.is_file())
+        assert run["site"]["bytes"] == cold["size_bytes"] > 0
+        assert len(list((folder / "first-1").rglob("*.html"))) == pages
+        for key in ("first_read", "cold", "one_more", "sweep_table", "sweep_probe"):
+            s = run[key]
+            assert len(s["seconds"]) == len(s["cpu_seconds"]) == 1, key
+            assert s["median_s"] == s["seconds"][0] > 0 and \
+                s["median_cpu_s"] == s["cpu_seconds"][0] > 0, key
+
+    # The table: a column per size, the goals judged at the largest (6) from the smallest.
+    check_report_site_table(done.stdout, doc)
+    verdicts = report_site_verdicts(doc)
+    assert doc["goals"]["met"] == {key: verdicts[key].count("MISSED") == 0
+                                   for key in ("store", "record", "site", "cold", "one_more",
+                                               "sweep_table")}
+    again = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(out))
+    assert again.stdout in done.stdout
+
+    # At 500, 2,000 and 10,000 revisions the goals are judged at 2,000, its rebuild's growth
+    # from 500: each goal met and missed by numbers on either side of it.
+    script = load_report_site_script()
+    small, large = doc["runs"]
+    for base_cpu, rebuild, cold_cpu, store_bytes, one_more in (
+            (3.5, 4.0, 50.0, 90e6, "≤ 5 s CPU: met; ≤ 1.3× at 500: met (1.14×)"),
+            (3.5, 5.5, 70.0, 110e6, "≤ 5 s CPU: MISSED; ≤ 1.3× at 500: MISSED (1.57×)"),
+            (3.0, 4.5, 50.0, 90e6, "≤ 5 s CPU: met; ≤ 1.3× at 500: MISSED (1.50×)")):
+        scaled = json.loads(json.dumps(doc))
+        scaled["runs"] = [json.loads(json.dumps(r)) for r in (small, large, large)]
+        for run, n in zip(scaled["runs"], (500, 2000, 10000)):
+            run["revisions"], run["records"] = n, 2 * n
+            run["store"]["bytes_per_record"] = run["store"]["bytes"] / (2 * n)
+        base, judged, largest = scaled["runs"]
+        base["one_more"]["median_cpu_s"] = base_cpu
+        judged["one_more"]["median_cpu_s"] = rebuild
+        judged["cold"]["median_cpu_s"] = cold_cpu
+        judged["store"]["bytes"] = store_bytes
+        judged["store"]["bytes_per_record"] = store_bytes / 4000
+        largest["cold"]["median_cpu_s"] = 1000.0   # 10,000 revisions: not what is judged
+        source = tmp_path / f"scaled-{rebuild}.json"
+        source.write_text(json.dumps(scaled))
+        shown = run_script(sys.executable, str(BENCH / "report_site.py"), "--from",
+                           str(source)).stdout
+        check_report_site_table(shown, scaled)
+        verdicts = report_site_verdicts(scaled)
+        assert verdicts["at"] == 2000 and verdicts["one_more"] == one_more
+        expected = "met" if cold_cpu < 60 else "MISSED"
+        for key in ("cold", "store", "record"):
+            assert verdicts[key].endswith(f": {expected}"), (rebuild, key)
+        # --out's verdicts: the same.
+        assert script.judged(scaled)["met"] == {
+            key: "MISSED" not in verdicts[key]
+            for key in ("store", "record", "site", "cold", "one_more", "sweep_table")}
 
 
-def test_the_readme_report_table_is_the_measured_one():
-    # README's numbers come from bench/data/report-site.json, rendered by the script itself.
+def load_report_site_script():
+    spec = importlib.util.spec_from_file_location("bench_report_site", BENCH / "report_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def report_site_listed(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def test_the_docs_report_table_is_the_measured_one():
+    # docs/reports.md's numbers come from bench/data/report-site.json, rendered by the script.
     data = BENCH / "data" / "report-site.json"
     doc = json.loads(data.read_text())
     done = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(data))
-    readme = page("reports")
-    block = readme[readme.index("<!-- report-bench:begin -->"):
-                   readme.index("<!-- report-bench:end -->")]
+    check_report_site_table(done.stdout, doc)
+    text = page("reports")
+    block = text[text.index("<!-- report-bench:begin -->"):
+                 text.index("<!-- report-bench:end -->")]
     assert done.stdout in block
-    text = " ".join(block.split())
-    assert (f"{doc['revisions']} revisions × the built-in plugin's {doc['instances']} instances "
-            f"× two allocators ({doc['records']} records, {doc['store_bytes'] / 1e6:.1f} MB"
-            ) in text
+    runs = doc["runs"]
+    words = " ".join(block.split())
+    sizes = report_site_listed([f"{r['revisions']:,}" for r in runs])
+    records = report_site_listed([f"{r['records']:,}" for r in runs])
+    megabytes = report_site_listed([f"{r['store']['bytes'] / 1e6:.1f}" for r in runs])
+    assert (f"stores of {sizes} revisions × the built-in plugin's {doc['instances']} instances "
+            f"× two allocators ({records} records, {megabytes} MB") in words, words
+    assert f"median of {doc['repeat']} runs" in words
     assert doc["allocators"] == ["system", "jemalloc"]
 
 
