@@ -6,7 +6,7 @@ what it keeps), so an interrupted build leaves the previous site as it was, and 
 sees half a site.
 
 Pages: index.html; scenario/<name>.html per scenario instance; sweep/<history>.html per machine
-and allocator, with sweep/<history>-older-<k>.html for the revisions older than its window
+and allocator, with sweep/<history>-<n>-older-<k>.html for the revisions older than its window
 (window.py); run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
 asset is in the site (assets/, img/): it opens from file:// and from any static host.
 """
