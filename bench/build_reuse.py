@@ -17,8 +17,8 @@ script measures that, each time as a fresh `<allocbench>/allocbench` process wit
   cold bisect   --good v1.0 --bad main of one instance's bytes_per_op (--instance)
 
 It prints the median and range over --runs of the wall time, of the build seconds the store
-records (`seconds.build` of each <store>/**/<sha>.json, read tolerantly: another layout gives
-"n/a", not an error) and of the probes bisect built, then each bisect's probes, as markdown. It
+records (`seconds.build` of each record, <store>/**/*.json.gz or .json, read tolerantly:
+another layout gives "n/a", not an error) and of the probes bisect built, then each bisect's probes, as markdown. It
 also checks each stored value against the subject's knobs, so a faster build that measures the
 wrong revision does not pass unnoticed.
 
@@ -35,6 +35,7 @@ unreachable URL, for an allocbench that takes submodules from the checkout.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import statistics
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,10 +81,11 @@ def parse_arguments() -> argparse.Namespace:
 def store_records(store: Path) -> list[dict]:
     """Every record under the store that names a sha; unreadable files are skipped."""
     records = []
-    for path in sorted(store.rglob("*.json")):
+    for path in sorted([*store.rglob("*.json"), *store.rglob("*.json.gz")]):
         try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
+            data = path.read_bytes()
+            record = json.loads(gzip.decompress(data) if path.name.endswith(".gz") else data)
+        except (OSError, ValueError, EOFError, gzip.BadGzipFile, zlib.error):
             continue
         if isinstance(record, dict) and isinstance(record.get("sha"), str):
             records.append(record)
