@@ -46,15 +46,26 @@ class _Parser(argparse.ArgumentParser):
                   f"allocbench: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Every command's arguments, or only those of the command `only` (the others listed by
+    name): importing every command costs a second (scipy, the importers) that a `report` or
+    `sweep-table` of a long history should not pay."""
     parser = _Parser(
         prog="allocbench",
         description="Exact allocation counts (B/op, allocs/op) and time for C++ scenarios.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(_module(name))
-        module.setup_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is None or name == only:
+            importlib.import_module(_module(name)).setup_arguments(command)
     return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command the arguments name: the first that is not an option (the top level has no
+    option that takes a value)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -74,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"allocbench: error: {e}", file=sys.stderr)
         return exit_codes.BAD_INPUT
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_command_of(argv))
     args = vars(parser.parse_args(argv))
     command = args.pop("command")
     if command is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
 
 from allocbench.base import results
@@ -64,6 +65,13 @@ class Column:
     @property
     def ok(self) -> bool:
         return self.record is not None and self.record["status"] == "ok"
+
+    @cached_property
+    def by_name(self) -> dict[str, dict[str, Any]]:
+        """The revision's results by instance name (the first of a name, as a scan finds it):
+        a table of 2,000 revisions × 46 instances asks for each cell."""
+        return {r["name"]: r for r in reversed(self.record["results"]["results"])} \
+            if self.ok else {}
 
 
 def metrics_of(given: list[str] | None) -> list[str]:
@@ -159,10 +167,8 @@ def value(column: Column, name: str, section: str, key: str) -> float | str:
         return UNMEASURED
     if not column.ok:
         return FAILED
-    for result in column.record["results"]["results"]:
-        if result["name"] == name:
-            return _cell(column, result, section, key)
-    return ABSENT
+    result = column.by_name.get(name)
+    return ABSENT if result is None else _cell(column, result, section, key)
 
 
 def _cell(column: Column, result: dict[str, Any], section: str, key: str) -> float | str:
