@@ -234,7 +234,7 @@ def test_a_sweep_and_a_report_updating_the_index_at_once_lose_nothing(tmp_path, 
         _, err = w.communicate(timeout=120)
         assert w.returncode == 0, err
     db = sqlite3.connect(root / store_index.NAME)
-    indexed = {path for path, _ in db.execute("SELECT path, digest FROM valid")}
+    indexed = {path for path, _ in db.execute("SELECT path, digest FROM record")}
     db.close()
     files = {p.relative_to(root).as_posix() for p in store.Store(root).paths()}
     assert len(files) == 40 and indexed == files

@@ -56,7 +56,8 @@ def publish(found, out: Path) -> int:
     from allocbench.reports import site
     built = site.build(found, out)
     print(f"allocbench: report of {built.pages} pages in {out} (open {out / 'index.html'}); "
-          f"{built.drawn} pictures drawn, {built.reused} reused", file=sys.stderr)
+          f"{built.drawn} pictures drawn, {built.reused} reused; {built.copied} pages of older "
+          "revisions unchanged, copied", file=sys.stderr)
     if built.left is not None:
         print(f"allocbench: {built.left} holds what was added to {out} during the build; move "
               "it back into the report's folder", file=sys.stderr)

@@ -72,7 +72,7 @@ def run(*, names: list[str], tags: str | None = None, range_: str | None = None,
     machine = machine_id(machine)
     columns = []
     for sha in shas:
-        record = found.find(allocator, sha, machine)
+        record = found.find(allocator, sha, machine, form="slim")   # slim.py: what tables read
         label = record["label"] if record else sweeping.label(repo, sha)
         columns.append(sweep_table.Column(sha, label, record))
     return _show(columns, metric, changed_only, plot, format, out)

@@ -13,7 +13,9 @@ written again (a sweep's new measurement, `allocbench merge`) is written as vers
 older file removed. `zcat <record>.json.gz | jq .` shows one.
 
 Reading is incremental: the store's index (store_index.py) remembers which files' bytes were
-validated, so a record is checked once and read afterwards with a plain parse.
+validated, so a record is checked once and read afterwards with a plain parse, and keeps each
+record's slim and brief forms (slim.py: what a whole history's tables and pages read of it),
+which summary() and scan() give without reading the file while its stat is unchanged.
 
 Measurements of one commit with another build or graft (another recipe) are kept side by side;
 the tables show the newest and say when their columns come from several recipes. A count-only
@@ -39,6 +41,7 @@ import json
 import os
 import re
 import socket
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +51,7 @@ from allocbench.base import fileio, results, validate
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import decode_text, parse_json, read_bytes, write_atomically
 from allocbench.base.validate import Checker
+from allocbench.history import slim as slimming
 from allocbench.history.log_summary import informative_line
 from allocbench.history.store_index import Index
 
@@ -180,8 +184,9 @@ def _decompressed(data: bytes, path: Path) -> bytes:
         raise UserError(f"{path}: not a gzip-compressed record ({e}); {FIX}") from None
 
 
-# What validating a record depends on: a change of any of them validates every record again.
-_VALIDATORS = tuple(m.__file__ for m in (fileio, results, validate)) + (__file__,)
+# What validating and slimming a record depend on: a change of any of them reads every record
+# again.
+_VALIDATORS = tuple(m.__file__ for m in (fileio, results, validate, slimming)) + (__file__,)
 
 
 @dataclass(frozen=True)
@@ -195,10 +200,11 @@ class Store:
     def path(self, machine: str, allocator: str, sha: str, recipe: str) -> Path:
         return self.root / machine / allocator / sha / f"{recipe}{GZ}"
 
-    def get(self, machine: str, allocator: str, sha: str, recipe: str | None = None
-            ) -> dict[str, Any] | None:
-        """The record of `sha` measured with `recipe`; without one, the newest of any recipe."""
-        found = [r for r in self._of(self.root / machine / allocator, sha)
+    def get(self, machine: str, allocator: str, sha: str, recipe: str | None = None, *,
+            form: str = "whole") -> dict[str, Any] | None:
+        """The record of `sha` measured with `recipe`; without one, the newest of any recipe.
+        `form`: the whole record, or its slim or brief form (summary())."""
+        found = [r for r in self._of(self.root / machine / allocator, sha, form)
                  if recipe is None or r["recipe"] == recipe]
         return max(found, key=preference, default=None)
 
@@ -214,12 +220,13 @@ class Store:
             old.unlink()
         return path
 
-    def find(self, allocator: str, sha: str, machine: str) -> dict[str, Any] | None:
+    def find(self, allocator: str, sha: str, machine: str, *, form: str = "whole"
+             ) -> dict[str, Any] | None:
         """The record of `sha`: this machine's, else another machine's (the allocation
         metrics do not depend on the machine), preferring one that measured something."""
-        found = [self.get(machine, allocator, sha)]
+        found = [self.get(machine, allocator, sha, form=form)]
         if self.root.is_dir():
-            found += [self.get(p.name, allocator, sha)
+            found += [self.get(p.name, allocator, sha, form=form)
                       for p in sorted(self.root.iterdir()) if p.name != machine and p.is_dir()]
         found = [r for r in found if r is not None]
         return next((r for r in found if r["status"] == "ok"), found[0] if found else None)
@@ -239,12 +246,13 @@ class Store:
                   if _SHA.match(p.parent.name) and _RECIPE.match(_key(p))]
         return sorted(paths)
 
-    def scan(self) -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
-        """Every record as records() gives it, but a damaged one as (path, None, why) instead
-        of an error: a report shows it as unreadable and goes on."""
+    def scan(self, form: str = "whole") -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
+        """Every record as records() gives it (or its slim or brief `form`), but a damaged
+        one as (path, None, why) instead of an error: a report shows it as unreadable and goes
+        on."""
         for path in self.paths():
             try:
-                yield path, self._read(path), ""
+                yield path, self.summary(path, form), ""
             except UserError as e:
                 yield path, None, str(e)
 
@@ -255,28 +263,65 @@ class Store:
             return path.parent.parent.name, path.parent.name, _key(path)
         return path.parent.parent.parent.name, path.parent.parent.name, path.parent.name
 
-    def _of(self, folder: Path, sha: str) -> list[dict[str, Any]]:
+    def _of(self, folder: Path, sha: str, form: str) -> list[dict[str, Any]]:
         paths = [folder / f"{sha}.json"]
         if (folder / sha).is_dir():
             paths += sorted(p for p in (folder / sha).iterdir()
                             if p.name.endswith((".json", GZ)) and _RECIPE.match(_key(p)))
-        return [r for r in map(self._read, paths) if r is not None]
+        return [r for r in (self.summary(p, form) for p in paths) if r is not None]
+
+    def version(self, path: Path) -> str:
+        """What the index says of the bytes of `path` that were read last (a hash of them and
+        of the code that reads them): equal versions, equal records. "" when none was read."""
+        row = self.index.row(path)
+        return row.digest.hex() if row is not None else ""
+
+    def record(self, path: Path) -> dict[str, Any] | None:
+        """The whole record at `path` (None when there is none)."""
+        return self._read(path)
+
+    def summary(self, path: Path, form: str = "slim") -> dict[str, Any] | None:
+        """The record at `path` in `form` (slim.FORMS): a slim or brief one from the index while
+        the file's stat is the one it read, else from the file read as _read reads it."""
+        if form == "whole" or not os.path.lexists(path):
+            return self._read(path)
+        if self.index.fresh(path):   # else _read says what is wrong with it, if anything
+            data = self.index.form(path, form)
+            if data is not None:
+                try:
+                    return slimming.decode(data)
+                except (zlib.error, ValueError):
+                    pass   # a damaged row: the file has it
+        record = self._read(path)
+        if record is None:
+            return None
+        return slimming.of(record) if form == "slim" else slimming.brief(record)
 
     def _read(self, path: Path) -> dict[str, Any] | None:
         """The record at `path`, validated once: bytes the index knows are parsed only."""
         if not os.path.lexists(path):
             return None
+        before = time.time_ns()
+        try:
+            st = os.stat(path)   # before reading: a change after it shows in the next stat
+        except OSError:
+            st = None            # read_bytes says why
         data = read_bytes(path, "the store record")
         if path.name.endswith(GZ):
             data = _decompressed(data, path)
         digest = self.index.digest(data)
         text = decode_text(data, path, FIX)
-        if self.index.known(path, digest):
+        stat = self.index.trusted_stat(st, before) if st is not None else None
+        row = self.index.row(path)
+        if row is not None and row.digest == digest:
+            self.index.put(path, stat, digest, None)
             return json.loads(text)
         if not text.strip():
             raise UserError(f"{path}: is empty; {FIX}")
         record = check(parse_json(text, str(path), FIX), path)
-        self.index.add(path, digest)
+        slim = slimming.of(record)
+        self.index.put(path, stat, digest,
+                       (slimming.encode(slim), slimming.encode(slimming.brief(slim))))
         return record
 
 

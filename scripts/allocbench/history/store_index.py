@@ -1,30 +1,43 @@
-"""The store's index: which record files were read and validated already, so that a store
-of thousands of records is parsed and checked once, not on every command.
+"""The store's index: for each record file, the stat and hash of the bytes that were read and
+validated, and the record's slim form (slim.py), so that a store of thousands of records is
+parsed and checked once, not on every command, and a table of its whole history reads no
+record file.
 
     <store>/.allocbench-index.sqlite3      (and its -wal and -shm files while in use)
 
-It is keyed by a record file's place in the store and a hash of its bytes together with the
-source of the code that validates them (store.py, results.py, validate.py, fileio.py): a file
-that changed, or a newer allocbench, is read and validated again. The index holds no numbers:
-every value shown comes from the record file itself, so a damaged or stale index can cost
-time, never a wrong number. A damaged index file is set aside and rebuilt from the records;
-one that cannot be written (a read-only store) is done without. SQLite (the standard library's
-sqlite3, in WAL mode with a busy timeout) lets a sweep and a report update it at once without
-either losing what the other added. The store's `.gitignore` keeps it out of a store kept on
-a git branch (ci/github/publish.yml): it is a cache of the machine that built it.
+A row is keyed by the record file's place in the store. Its hash covers the file's bytes and
+the source of the code that validates and slims them (store.py, slim.py, results.py,
+validate.py, fileio.py): a newer allocbench reads and validates every record again. The file's
+stat (size, mtime, ctime and inode, as git's index keeps them) says whether it changed since:
+a file whose stat differs is read, hashed and, when its bytes differ, validated again, so an
+edit, a git checkout or a copy over it is always seen (writing a file sets its ctime, which no
+tool sets back). A stat taken within RACY_NS of the file's last change is not kept (the change
+may not have ended; git calls such entries racy): the next read hashes that file again.
+
+The index is a cache of what this machine read: a damaged index file is set aside and rebuilt
+from the records; one that cannot be written (a read-only store) is done without. SQLite (the
+standard library's sqlite3, in WAL mode with a busy timeout) lets a sweep and a report update
+it at once without either losing what the other added. The store's `.gitignore` keeps it out
+of a store kept on a git branch (ci/github/publish.yml), and the index is never copied with
+the records (`allocbench merge` copies record files, and each store builds its own).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 NAME = ".allocbench-index.sqlite3"
 IGNORE = f"{NAME}*\n"
-_SCHEMA = "CREATE TABLE IF NOT EXISTS valid (path TEXT NOT NULL, digest BLOB NOT NULL, " \
-          "PRIMARY KEY (path, digest)) WITHOUT ROWID"
+VERSION = 2   # of the schema: an index of another version is dropped and rebuilt
+_SCHEMA = "CREATE TABLE IF NOT EXISTS record (path TEXT PRIMARY KEY, stat TEXT, " \
+          "digest BLOB NOT NULL, slim BLOB NOT NULL, brief BLOB NOT NULL) WITHOUT ROWID"
+_FORMS = ("slim", "brief")   # the columns of a record's forms (slim.py), each slim.encode'd
 _BUSY_S = 30.0
+RACY_NS = 2_000_000_000
 
 
 def _code_digest(sources: tuple[str, ...]) -> bytes:
@@ -32,48 +45,106 @@ def _code_digest(sources: tuple[str, ...]) -> bytes:
                            digest_size=16).digest()
 
 
+@dataclass(frozen=True)
+class Row:
+    stat: str | None
+    digest: bytes
+
+
 class Index:
-    """Whether the bytes of a record file were validated already (known), and noting that
-    they were (add). Opened on first use; every failure of the database leaves it unused."""
+    """Which record files were read and validated (row), their slim and brief forms (form),
+    and noting a file read (put). Opened on first use; every failure of the database leaves it unused,
+    with what this process read kept in memory."""
 
     def __init__(self, root: Path, sources: tuple[str, ...]):
         self.root = root
-        self.sources = sources   # the files of the code that validates a record
+        self.sources = sources   # the files of the code that validates and slims a record
         self._db: sqlite3.Connection | None = None
-        self._known: set[tuple[str, bytes]] | None = None
+        self._rows: dict[str, Row] | None = None
+        self._forms: dict[str, tuple[bytes, bytes]] = {}   # put by this process, no db
         self._code: bytes | None = None
 
     def digest(self, data: bytes) -> bytes:
+        return hashlib.blake2b(self._code_digest() + data, digest_size=20).digest()
+
+    def stat_key(self, st: os.stat_result) -> str:
+        """A file's stat, as a row keeps it, with the code's digest: the rows another
+        allocbench wrote are not fresh by their stat."""
+        return f"{self._code_digest().hex()}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:" \
+               f"{st.st_ino}"
+
+    def trusted_stat(self, st: os.stat_result, before_ns: int) -> str | None:
+        """The stat to keep of a file stat'ed at `before_ns`, then read: None when it changed
+        too shortly before to tell a later change by its stat."""
+        return None if st.st_ctime_ns > before_ns - RACY_NS else self.stat_key(st)
+
+    def fresh(self, path: Path) -> bool:
+        """Whether the row of `path` is of the file as it is: its stat, kept when it was read
+        (and trusted), is the file's now."""
+        row = self.row(path)
+        if row is None or row.stat is None:
+            return False
+        try:
+            return self.stat_key(os.stat(path)) == row.stat
+        except OSError:
+            return False
+
+    def _code_digest(self) -> bytes:
         if self._code is None:
             self._code = _code_digest(self.sources)
-        return hashlib.blake2b(self._code + data, digest_size=20).digest()
+        return self._code
 
-    def known(self, path: Path, digest: bytes) -> bool:
-        return (self._rel(path), digest) in self._load()
+    def row(self, path: Path) -> Row | None:
+        return self._load().get(self._rel(path))
 
-    def add(self, path: Path, digest: bytes) -> None:
-        key = (self._rel(path), digest)
+    def form(self, path: Path, form: str) -> bytes | None:
+        """The record's slim or brief form (slim.encode's bytes) of the row of `path`."""
+        rel = self._rel(path)
+        if rel in self._forms or self._db is None:
+            found = self._forms.get(rel)
+            return found[_FORMS.index(form)] if found else None
+        try:
+            found = self._db.execute(f"SELECT {_FORMS[_FORMS.index(form)]} FROM record "
+                                     "WHERE path = ?", (rel,)).fetchone()
+        except sqlite3.Error:
+            self._db = None
+            return None
+        return found[0] if found else None
+
+    def put(self, path: Path, stat: str | None, digest: bytes,
+            forms: tuple[bytes, bytes] | None) -> None:
+        """Notes that `path`, of stat `stat`, holds the valid bytes of `digest`; `forms`: its
+        slim and brief forms, None when the row has them (only the stat changed)."""
+        rel = self._rel(path)
         known = self._load()
-        if key in known:
+        if known.get(rel) == Row(stat, digest) and forms is None:
             return
-        known.add(key)
+        known[rel] = Row(stat, digest)
+        if forms is not None:
+            self._forms[rel] = forms
         if self._db is None:
             return
         try:
             with self._db:
-                self._db.execute("INSERT OR IGNORE INTO valid VALUES (?, ?)", key)
+                if forms is None:
+                    self._db.execute("UPDATE record SET stat = ? WHERE path = ? AND digest = ?",
+                                     (stat, rel, digest))
+                else:
+                    self._db.execute("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?, ?)",
+                                     (rel, stat, digest, *forms))
+                    self._forms.pop(rel, None)   # in the database now: not kept twice
         except sqlite3.Error:
             self._db = None   # gone or damaged while in use: the rest of this run without it
 
     def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def _load(self) -> set[tuple[str, bytes]]:
-        if self._known is None:
-            self._known = set()
+    def _load(self) -> dict[str, Row]:
+        if self._rows is None:
+            self._rows = {}
             if self.root.is_dir():
                 self._open()
-        return self._known
+        return self._rows
 
     def _open(self) -> None:
         path = self.root / NAME
@@ -82,8 +153,16 @@ class Index:
                 db = sqlite3.connect(path, timeout=_BUSY_S, isolation_level=None)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute(_SCHEMA)
-                self._known = set(db.execute("SELECT path, digest FROM valid"))
+                if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                    db.execute("BEGIN IMMEDIATE")
+                    if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                        db.execute("DROP TABLE IF EXISTS valid")    # version 1's
+                        db.execute("DROP TABLE IF EXISTS record")
+                        db.execute(_SCHEMA)
+                        db.execute(f"PRAGMA user_version = {VERSION}")
+                    db.execute("COMMIT")
+                self._rows = {rel: Row(stat, digest) for rel, stat, digest in
+                              db.execute("SELECT path, stat, digest FROM record")}
                 db.isolation_level = "DEFERRED"
                 self._db = db
                 _ignore(self.root)

@@ -1,7 +1,8 @@
 """The site's folder (--out): what allocbench wrote there, what the user keeps there, and how a
 new site takes its place.
 
-A site lists every file allocbench wrote in its MARKER file. Anything else in the folder is the
+A site lists every file allocbench wrote in its MARKER file, and the key of each page a
+rebuild may copy instead of rendering it again (site.py: the pages of older revisions). Anything else in the folder is the
 user's — a CNAME, a .nojekyll, a gh-pages clone's .git, notes — and a rebuild keeps it: each
 such entry (a folder none of whose files allocbench wrote counts as one) is moved into the new
 site before the new site is swapped into place in one step (renameat2 RENAME_EXCHANGE; two
@@ -19,7 +20,7 @@ import os
 import shutil
 import signal
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
@@ -39,6 +40,7 @@ class Previous:
     list; then every file under LAYOUT is its)."""
     root: Path
     files: frozenset[str] | None
+    pages: dict[str, str] = field(default_factory=dict)   # page → its key (site.py)
 
     def wrote(self, rel: str) -> bool:
         if self.files is None:
@@ -62,7 +64,7 @@ def check_out(out: Path) -> Previous | None:
                         "that allocbench wrote")
     marker = out / MARKER
     if marker.is_file():
-        return Previous(out, _listed(marker))
+        return Previous(out, _listed(marker), _page_keys(marker))
     if any(out.iterdir()):
         raise UserError(f"--out {out}: a folder of other files, not a report allocbench wrote "
                         f"(no {MARKER}); give a new or empty folder (files you add to the "
@@ -91,12 +93,23 @@ def _listed(marker: Path) -> frozenset[str] | None:
     return frozenset(files)
 
 
-def write_marker(root: Path) -> None:
+def _page_keys(marker: Path) -> dict[str, str]:
+    """The pages' keys the marker lists; none when they are not a map of text to text (every
+    page is then rendered)."""
+    pages = json.loads(marker.read_text(encoding="utf-8")).get("pages")
+    if not isinstance(pages, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in pages.items()):
+        return {}
+    return pages
+
+
+def write_marker(root: Path, pages: dict[str, str] | None = None) -> None:
     """The marker of the site in `root`, listing every file there (all of them allocbench's:
-    nothing of the user's has been moved in yet)."""
+    nothing of the user's has been moved in yet) and the keys of its `pages`."""
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-    (root / MARKER).write_text(json.dumps({"generator": "allocbench report", "files": files},
-                                          indent=0) + "\n", encoding="utf-8")
+    doc = {"generator": "allocbench report", "files": files, "pages": dict(sorted(
+        (pages or {}).items()))}
+    (root / MARKER).write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
 
 
 def _sort_out(previous: Previous) -> tuple[list[str], list[str]]:

@@ -18,41 +18,64 @@ ordered by the date they were measured.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from allocbench.base import results
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import read_json
-from allocbench.history import bisected
+from allocbench.history import bisected, slim
 from allocbench.history.store import Store, preference, problem
 from allocbench.history.sweep_table import Column
 from allocbench.sites import profile
-from allocbench.gate import compare as cmp, compare_json, policy
 
 UNREADABLE = "unreadable"
 _CHUNK = re.compile(r"(\d+)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Point:
-    """One revision of a history: measured (doc), failed, or unreadable (problem says why)."""
+    """One revision of a history: measured (doc), failed, or unreadable (problem says why).
+
+    What reads every revision of a history, however long (its order, names and steps), reads
+    `brief`, the record's brief form (history/slim.py) that the store's index keeps; a sweep
+    table reads `summary`, its slim form, and a page of this revision or of a window's the
+    whole record (`record`, `doc`, `result`); each is read on first use."""
     sha: str
     label: str
     subject: str
     status: str              # one of store.STATUSES (ok, build_failed, …) or UNREADABLE
     problem: str
-    record: dict[str, Any] | None   # the store record (results files: an equivalent one)
+    brief: dict[str, Any] | None   # slim.brief's of the record; None when unreadable
     source: str              # the file it came from
+    read: Callable[[str], dict[str, Any]] | None = field(default=None, repr=False)
+    # the record in a form of slim.FORMS; None: a results file's, whole in `given`
+    given: dict[str, Any] | None = field(default=None, repr=False)
+    version: str = ""   # Store.version of the record file read ("": unknown, a results file)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @cached_property
+    def record(self) -> dict[str, Any] | None:
+        """The store record (results files: an equivalent one)."""
+        if self.brief is None or self.read is None:
+            return self.given
+        return self.read("whole")
+
+    @cached_property
+    def summary(self) -> dict[str, Any] | None:
+        """The slim record (the whole one when it was read already)."""
+        if self.brief is None or self.read is None or "record" in self.__dict__:
+            return self.record
+        return self.read("slim")
 
     @property
     def doc(self) -> dict[str, Any] | None:
@@ -60,7 +83,7 @@ class Point:
 
     @property
     def timed(self) -> bool:
-        return self.ok and self.record["time_measured"]
+        return self.ok and self.brief["time_measured"]
 
     @cached_property
     def _by_name(self) -> dict[str, dict[str, Any]]:
@@ -68,14 +91,34 @@ class Point:
         # linear search a second of a rebuild. The first of a name wins, as it did.
         return {r["name"]: r for r in reversed(self.doc["results"])} if self.ok else {}
 
+    @cached_property
+    def _summary_by_name(self) -> dict[str, dict[str, Any]]:
+        return {r["name"]: r for r in reversed(self.summary["results"]["results"])} \
+            if self.ok else {}
+
+    @cached_property
+    def steps(self) -> dict[str, list[float] | None]:
+        """Instance name → [B/op, allocs/op], None where it failed or measured neither
+        (slim.brief's; the first of a name)."""
+        return dict(reversed(self.brief["results"])) if self.ok else {}
+
     def result(self, name: str) -> dict[str, Any] | None:
+        """The instance's whole result."""
         return self._by_name.get(name)
 
+    def summary_result(self, name: str) -> dict[str, Any] | None:
+        """The instance's result in the slim record (history/slim.py: its name, error, alloc and
+        instructions sections, its time's median and samples)."""
+        return self._summary_by_name.get(name)
+
+    def has(self, name: str) -> bool:
+        return name in self.steps
+
     def column(self) -> Column:
-        """The sweep table's column (sweep_table.py)."""
+        """The sweep table's column (sweep_table.py), of the slim record."""
         if self.status == UNREADABLE:
             return Column(self.sha, self.label, None, unreadable=self.problem)
-        return Column(self.sha, self.label, self.record)
+        return Column(self.sha, self.label, self.summary)
 
 
 @dataclass(frozen=True)
@@ -91,11 +134,15 @@ class History:
 
     def names(self) -> list[str]:
         """Every instance, the newest revision's order first (as the sweep table lists them)."""
+        return list(self._names)
+
+    @cached_property
+    def _names(self) -> tuple[str, ...]:
         names: dict[str, None] = {}
         for point in reversed(self.points):
             if point.ok:
-                names.update((r["name"], None) for r in point.doc["results"])
-        return list(names)
+                names.update((name, None) for name, _ in point.brief["results"])
+        return tuple(names)
 
     def measured(self) -> list[Point]:
         return [p for p in self.points if p.ok]
@@ -124,7 +171,7 @@ def is_tag(sha: str, label: str) -> bool:
 
 
 def _when(point: Point) -> tuple[str, str]:
-    record = point.record or {}
+    record = point.brief or {}
     # Commits of one date (a rebase, a merge train) in the order they were measured.
     return (record.get("committed") or record.get("recorded") or "",
             record.get("recorded") or "")
@@ -158,7 +205,7 @@ def from_store(root: Path, machines: list[str], allocators: list[str], site: Sit
         raise UserError(f"--store {root}: no such folder; give the folder a sweep wrote (its "
                         "--store, default <repo>/.allocbench/results)")
     found: dict[tuple[str, str], dict[str, list[tuple[Path, dict | None, str]]]] = {}
-    for path, record, error in store.scan():
+    for path, record, error in store.scan("brief"):
         machine, allocator, sha = Store.place(path)
         if (machines and machine not in machines) or (allocators and allocator not in allocators):
             continue
@@ -175,7 +222,7 @@ def from_store(root: Path, machines: list[str], allocators: list[str], site: Sit
     site.bisects += kept
     site.problems += problems
     for (machine, allocator), shas in sorted(found.items(), key=_system_first):
-        points = [_point(sha, entries) for sha, entries in shas.items()]
+        points = [_point(store, sha, entries) for sha, entries in shas.items()]
         site.histories.append(History(machine, allocator, f"store {root}",
                                       tuple(sweep_order(points))))
 
@@ -185,7 +232,7 @@ def _system_first(item: tuple[tuple[str, str], Any]) -> tuple:
     return machine, allocator != "system", allocator
 
 
-def _point(sha: str, entries: list[tuple[Path, dict[str, Any] | None, str]]) -> Point:
+def _point(store: Store, sha: str, entries: list[tuple[Path, dict[str, Any] | None, str]]) -> Point:
     readable = [(path, record) for path, record, _ in entries if record is not None]
     if not readable:
         path, _, error = entries[0]
@@ -193,7 +240,14 @@ def _point(sha: str, entries: list[tuple[Path, dict[str, Any] | None, str]]) -> 
     path, record = max(readable, key=lambda pr: preference(pr[1]))
     why = "" if record["status"] == "ok" else problem(record)
     return Point(sha, record["label"], record["subject"], record["status"], why, record,
-                 str(path))
+                 str(path), functools.partial(_form, store, path), version=store.version(path))
+
+
+def _form(store: Store, path: Path, form: str) -> dict[str, Any]:
+    record = store.summary(path, form)
+    if record is None:
+        raise UserError(f"{path}: was removed while the report was built; build it again")
+    return record
 
 
 # ---- results files
@@ -208,7 +262,8 @@ def _results_point(path: Path, doc: dict[str, Any]) -> tuple[tuple[str, str], Po
     allocator = str((context.get("allocator") or {}).get("name") or "unknown allocator")
     record = {"status": "ok", "results": doc, "time_measured": context.get("time") is not None,
               "machine": machine, "recipe": "", "recorded": str(context.get("date") or "")}
-    return (machine, allocator), Point(sha, label, "", "ok", "", record, str(path))
+    return (machine, allocator), Point(sha, label, "", "ok", "", slim.brief(record), str(path),
+                                       given=record)
 
 
 def from_results(paths: list[Path], site: Site) -> None:
@@ -222,7 +277,7 @@ def _add_results(loaded: list[tuple[Path, dict[str, Any]]], site: Site) -> None:
         key, point = _results_point(path, doc)
         grouped.setdefault(key, []).append(point)
     for (machine, allocator), points in sorted(grouped.items()):
-        points.sort(key=lambda p: (p.record["recorded"], p.source))
+        points.sort(key=lambda p: (p.brief["recorded"], p.source))
         site.histories.append(History(machine, allocator, "results files", tuple(points)))
 
 
@@ -233,6 +288,7 @@ def from_ab(folder: Path, config_path: Path | None) -> dict[str, Any]:
     """An `ab` folder (base/ and cand/ of fork files) compared as ab compared it: by the policy
     it recorded (its base revision's), or by `config_path`."""
     base, cand = folder / "base", folder / "cand"
+    from allocbench.gate import compare as cmp, compare_json, policy   # scipy: only here
     rules = policy.recorded(base, cand)
     rules = policy.overridden(rules, config_path, None) if rules else \
         policy.from_files(config_path, None)
@@ -263,6 +319,7 @@ def read(inputs: list[Path], store: Path | None, machines: list[str], allocators
         else:
             doc = read_json(path, "", results.FIX)
             if isinstance(doc, dict) and "instances" in doc and "gate" in doc:
+                from allocbench.gate import compare_json
                 compare_json.from_json(doc, str(path))   # checked whole: no half-rendered page
                 site.comparisons.append((str(path), doc))
             else:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from allocbench.gate import compare_format, compare_json
 from allocbench.base import packages
 from allocbench.harness import run_report, scaling
 from allocbench.history import sweep_table
@@ -131,7 +130,7 @@ def _largest(site: Site, links: Links) -> dict[str, Any]:
     several = len(site.histories) > 1
     rows = []
     for step in found[:steps_of.SHOWN]:
-        fields = _fields(step.new.doc)
+        fields = _fields(step.new.summary["results"])
         cells = []
         for metric in steps_of.METRICS:
             before, after = step.values[metric]
@@ -145,7 +144,7 @@ def _largest(site: Site, links: Links) -> dict[str, Any]:
                      "bisect": f"allocbench bisect {step.name} --good {step.old.label} --bad "
                                f"{step.new.label} --all"})
     return {"rows": rows, "more": len(found) - len(rows),
-            "columns": [_title(_fields(found[0].new.doc).get(("alloc", m)), m)
+            "columns": [_title(_fields(found[0].new.summary["results"]).get(("alloc", m)), m)
                         for m in steps_of.METRICS] if found else []}
 
 
@@ -166,8 +165,8 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
         window = _window(history, links)
         for result in point.doc["results"]:
             name = result["name"]
-            history_values = [_value(history.points[i].result(name), "alloc", "bytes_per_op")
-                              for i in window["shown"]]
+            history_values = [_value(history.points[i].summary_result(name), "alloc",
+                                     "bytes_per_op") for i in window["shown"]]
             rows.append({
                 "name": name, "href": links.scenarios.get(name),
                 "error": result.get("error"),
@@ -185,16 +184,16 @@ def index(site: Site, links: Links, pics: Pictures) -> dict[str, Any]:
 # ---- scenario
 
 
-def _marks(history: History, name: str) -> dict[int, str]:
+def _marks(points: list[Point], name: str) -> dict[int, str]:
     """The revisions drawn as ✗: failed, unreadable, or the instance failed there."""
-    return {i: status for i, p in enumerate(history.points)
-            if (status := _status(p, p.result(name))) != "ok"
-            and not (p.ok and p.result(name) is None)}
+    return {i: status for i, p in enumerate(points)
+            if (status := _status(p, p.summary_result(name))) != "ok"
+            and not (p.ok and not p.has(name))}
 
 
 def _fit_of(history: History, name: str) -> list[scaling.Fit]:
     """The fits (scaling.py) of the newest revision that measured `name`, that include it."""
-    point = next((p for p in reversed(history.points) if p.result(name)), None)
+    point = next((p for p in reversed(history.points) if p.has(name)), None)
     if point is None:
         return []
     result = point.result(name)
@@ -216,12 +215,12 @@ def _allocators(site: Site, primary: History, name: str) -> dict[str, Any] | Non
     """The newest revision that every allocator of the primary's machine measured: usable
     bytes, peak live bytes and the byte counters (footprints), per allocator."""
     same = [h for h in site.histories if h.machine == primary.machine
-            and h.origin == primary.origin and any(p.result(name) for p in h.points)]
+            and h.origin == primary.origin and any(p.has(name) for p in h.points)]
     if len(same) < 2:
         return None
     shared = None
     for point in reversed(primary.points):
-        found = [next((p for p in h.points if p.sha == point.sha and p.result(name)), None)
+        found = [next((p for p in h.points if p.sha == point.sha and p.has(name)), None)
                  for h in same]
         if point.sha and all(found):
             shared = found
@@ -277,7 +276,7 @@ def _sites(costs: list[Any] | None, name: str, pics: Pictures) -> dict[str, Any]
 
 def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, Any]:
     found_sites = _sites(site.sites.get(name), name, pics)
-    histories = [h for h in site.histories if any(p.result(name) for p in h.points)]
+    histories = [h for h in site.histories if any(p.has(name) for p in h.points)]
     if not histories:   # profiled only
         return {"name": name, "primary": None, "histories": [], "charts": [],
                 "time_charts": [], "rows": [], "fits": [], "allocators": None,
@@ -289,13 +288,12 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
     window = _window(primary, links)
     shown = [primary.points[i] for i in window["shown"]]
     labels = [p.label for p in shown]
-    every = _marks(primary, name)
-    marks = {k: every[i] for k, i in enumerate(window["shown"]) if i in every}
+    marks = _marks(shown, name)
     charts_out = []
     for section, key, unit in (("alloc", "bytes_per_op", "B"),
                                ("alloc", "allocs_per_op", "allocs"),
                                ("instructions", "instructions_per_op", "Ir")):
-        values = tuple(_value(p.result(name), section, key) for p in shown)
+        values = tuple(_value(p.summary_result(name), section, key) for p in shown)
         if section in OPTIONAL and all(v is None for v in values):
             continue
         charts_out.append({"title": f"{key} — exact", "src": pics.get(
@@ -304,7 +302,7 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
     time_charts = []
     for history in histories:
         own = [history.points[i] for i in window_of.of(history).shown]
-        spreads = [spread(p.result(name)) if p.timed else None for p in own]
+        spreads = [spread(p.summary_result(name)) if p.timed else None for p in own]
         if not any(spreads):
             continue
         hl = [p.label for p in own]
@@ -316,7 +314,7 @@ def scenario(site: Site, name: str, links: Links, pics: Pictures) -> dict[str, A
             y_title="ns/op (median, band: IQR)")})
     rows = []
     for point in shown:
-        result = point.result(name)
+        result = point.summary_result(name)
         s = spread(result) if point.timed else None
         rows.append({
             "label": point.label, "sha": point.sha[:10], "subject": point.subject,
@@ -366,15 +364,40 @@ def sweep(history: History, links: Links, pics: Pictures) -> dict[str, Any]:
             "window": window, "older": None}
 
 
+def _older_page(history: History, page: int, links: Links) -> dict[str, Any]:
+    """Everything the `page`-th page of older revisions shows but its table: what the page's
+    key (older_key) covers. Not the history's length, nor the other pages' ranges: one more
+    revision changes them, and then every older page would change with it."""
+    window = window_of.of(history)
+    chunk, hrefs = window.older[page], links.older_of(history)
+    points = history.points
+    return {"title": history.title, "origin": history.origin, "page": page + 1,
+            "pages": len(hrefs), "count": len(chunk), "first": points[chunk[0]].label,
+            "last": points[chunk[-1]].label,
+            "sweep": next(path for h, path in links.sweeps if h is history),
+            "previous": hrefs[page - 1] if page else None,
+            "next": hrefs[page + 1] if page + 1 < len(hrefs) else None}
+
+
+def older_key(history: History, page: int, links: Links) -> list[Any] | None:
+    """What the page of older revisions is made of: its line and each revision's record (its
+    version: store.Store.version) and the words the table shows of it; None when a record's
+    version is unknown (the page is then always rendered)."""
+    chunk = window_of.of(history).older[page]
+    points = [history.points[i] for i in chunk]
+    if not all(p.version for p in points):
+        return None
+    return [_older_page(history, page, links),
+            [[p.sha, p.label, p.subject, p.status, p.problem, p.version] for p in points]]
+
+
 def older(history: History, page: int, links: Links) -> dict[str, Any]:
     """The sweep table of the history's `page`-th page of older revisions (0: the oldest)."""
-    window = _window(history, links)
-    chunk = window["older"][page]
+    chunk = window_of.of(history).older[page]
     table = to_html(sweep_table.markdown([history.points[i].column() for i in chunk],
                                          list(EXACT_SHOWN)))
-    sweep_page = next(path for h, path in links.sweeps if h is history)
     return {"history": history, "table": table, "curve": None, "links": links,
-            "window": window, "older": {**window["pages"][page], "sweep": sweep_page}}
+            "window": None, "older": _older_page(history, page, links)}
 
 
 def run(point: Point, history: History, pics: Pictures, links: Links | None = None
@@ -393,6 +416,7 @@ def run(point: Point, history: History, pics: Pictures, links: Links | None = No
 
 
 def _side_rows(summary: Any, unit: str) -> dict[str, str]:
+    from allocbench.gate import compare_format
     def n(v: float | None) -> str:
         return "–" if v is None else compare_format.number(v)
 
@@ -412,6 +436,7 @@ def comparison(origin: str, doc: dict[str, Any], links: Links, pics: Pictures
                ) -> dict[str, Any]:
     packages.ensure(["python3-statsmodels"])
     from allocbench.reports import stats  # scipy and statsmodels: only comparisons need them
+    from allocbench.gate import compare_format, compare_json
     parsed, fail_on = compare_json.from_json(doc, origin)
     metrics = []
     for inst in parsed.instances:

@@ -5,6 +5,13 @@ with the files the user added to the folder moved into it (folder.py: what alloc
 what it keeps), so an interrupted build leaves the previous site as it was, and a reader never
 sees half a site.
 
+A rebuild renders what changed. Pictures are keyed by their data (pictures.py); the pages of
+older revisions, which one more revision leaves as they were but the newest of them, are keyed
+by what they show (pages.older_key: their line and their revisions' record versions) and the
+source of allocbench (a change of the code renders them again), and copied from the previous
+site when their key is the one its marker lists. Every other page shows the newest revisions
+and is rendered every time.
+
 Pages: index.html; scenario/<name>.html per scenario instance; sweep/<history>.html per machine
 and allocator, with sweep/<history>-<n>-older-<k>.html for the revisions older than its window
 (window.py); run/<history>-<n>.html per run shown; compare/<n>.html per comparison. Every
@@ -13,6 +20,9 @@ asset is in the site (assets/, img/): it opens from file:// and from any static 
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -41,6 +51,7 @@ class Built:
     drawn: int
     reused: int
     left: Path | None = None   # the previous site's folder, when something not ours was in it
+    copied: int = 0            # pages copied from the previous site (their key unchanged)
 
 
 def _shown(value: Any) -> Any:
@@ -94,31 +105,66 @@ def build(site: Site, out: Path) -> Built:
     temp.mkdir()
     try:
         pics = Pictures(temp, previous.root if previous else None)
-        count = _write_pages(site, temp, pics)
+        keys: dict[str, str] = {}
+        count, copied = _write_pages(site, temp, pics, previous, keys)
         (temp / "assets").mkdir()
         for name in ASSETS:
             shutil.copyfile(HERE / "static" / name, temp / "assets" / name)
-        folder.write_marker(temp)
+        folder.write_marker(temp, keys)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
     left = folder.replace(temp, out, previous)
-    return Built(out, count, pics.drawn, pics.reused, left)
+    return Built(out, count, pics.drawn, pics.reused, left, copied)
 
 
-def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
+_code: str | None = None
+
+
+def _code_digest() -> str:
+    """A hash of allocbench's source (the package's modules, templates and assets)."""
+    global _code
+    if _code is None:
+        package = HERE.parent
+        _code = hashlib.sha256(b"".join(
+            p.relative_to(package).as_posix().encode() + b"\0" + p.read_bytes()
+            for p in sorted(package.rglob("*"))
+            if p.suffix in (".py", ".html", ".css", ".js") and p.is_file())).hexdigest()
+    return _code
+
+
+def _key(template: str, made_of: Any) -> str:
+    return hashlib.sha256(json.dumps([_code_digest(), template, made_of],
+                                     sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _write_pages(site: Site, root: Path, pics: Pictures, previous: folder.Previous | None,
+                 keys: dict[str, str]) -> tuple[int, int]:
+    """Renders the site's pages into `root`: (pages, of which copied from `previous`);
+    `keys` gets the key of each page that has one."""
     env = environment()
     links = _links(site)
-    written = 0
+    written = copied = 0
 
-    def write(path: str, template: str, context: dict[str, Any]) -> None:
-        nonlocal written
+    def write(path: str, template: str, context: Any, made_of: Any = None) -> None:
+        """`context`: the template's, or a function that makes it; `made_of`: everything the
+        page shows (its key), when a page is copied while that is unchanged."""
+        nonlocal written, copied
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        depth = "../" * path.count("/")
-        html = env.get_template(template).render(**context, root=depth, inline_assets=None)
-        target.write_text(html, encoding="utf-8")
         written += 1
+        if made_of is not None:
+            keys[path] = _key(template, made_of)
+            old = previous.root / path if previous else None
+            if old is not None and previous.pages.get(path) == keys[path] and old.is_file() \
+                    and not old.is_symlink():
+                shutil.copyfile(old, target)
+                copied += 1
+                return
+        depth = "../" * path.count("/")
+        html = env.get_template(template).render(**(context() if callable(context) else context),
+                                                 root=depth, inline_assets=None)
+        target.write_text(html, encoding="utf-8")
 
     # A picture's address is relative to the site's root; pages one folder down prefix "../".
     write("index.html", "index.html", pages.index(site, links, pics))
@@ -128,13 +174,15 @@ def _write_pages(site: Site, root: Path, pics: Pictures) -> int:
         write(path, "sweep.html", pages.sweep(history, links, pics))
     for i, paths in links.older.items():
         for k, path in enumerate(paths):
-            write(path, "sweep.html", pages.older(site.histories[i], k, links))
+            history = site.histories[i]
+            write(path, "sweep.html", functools.partial(pages.older, history, k, links),
+                  pages.older_key(history, k, links))
     for (i, j), path in links.runs.items():
         history = site.histories[i]
         write(path, "run.html", pages.run(history.points[j], history, pics, links))
     for (_, origin, path), (_, doc) in zip(links.comparisons, site.comparisons):
         write(path, "comparison.html", pages.comparison(origin, doc, links, pics))
-    return written
+    return written, copied
 
 
 def single_page(point: Point, history: History) -> str:

@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from allocbench.history import slim
 from allocbench.reports.inputs import History, Point
 
-METRICS = ("bytes_per_op", "allocs_per_op")
+METRICS = slim.STEPPED   # bytes_per_op, allocs_per_op: what the brief records keep
 SHOWN = 10   # steps listed on the index; the rest are counted
 
 
@@ -35,16 +36,6 @@ class Step:
                 abs(self.values["bytes_per_op"][1] - self.values["bytes_per_op"][0]))
 
 
-def _values(point: Point, name: str) -> dict[str, float] | None:
-    result = point.result(name)
-    if result is None or result.get("error"):
-        return None
-    alloc = result.get("alloc") or {}
-    if any(alloc.get(m) is None for m in METRICS):
-        return None
-    return {m: float(alloc[m]) for m in METRICS}
-
-
 def _exact(bisects: list[dict[str, Any]], history: History) -> dict[tuple[str, str, str], dict]:
     """(scenario, before sha, after sha) → the exact step a bisect of this machine and
     allocator kept."""
@@ -59,15 +50,19 @@ def steps(histories: list[History], bisects: list[dict[str, Any]]) -> list[Step]
     found = []
     for history in histories:
         exact = _exact(bisects, history)
-        for name in history.names():
-            last: tuple[Point, dict[str, float]] | None = None
-            for point in history.measured():
-                values = _values(point, name)
+        last: dict[str, tuple[Point, list[float]]] = {}   # name → where it was last measured
+        of: dict[str, list[Step]] = {}
+        for point in history.measured():   # one pass over the revisions, each brief
+            for name, values in point.steps.items():
                 if values is None:
                     continue
-                if last is not None and values != last[1]:
-                    found.append(Step(history, name, last[0], point,
-                                      {m: (last[1][m], values[m]) for m in METRICS},
-                                      exact.get((name, last[0].sha, point.sha))))
-                last = (point, values)
+                before = last.get(name)
+                if before is not None and values != before[1]:
+                    of.setdefault(name, []).append(Step(
+                        history, name, before[0], point,
+                        {m: (before[1][k], values[k]) for k, m in enumerate(METRICS)},
+                        exact.get((name, before[0].sha, point.sha))))
+                last[name] = (point, values)
+        found += [step for name in history.names() for step in of.get(name, [])]
+    # Stable: steps of one size in the order of the history's names, then of its revisions.
     return sorted(found, key=lambda s: tuple(-x for x in s.size()))

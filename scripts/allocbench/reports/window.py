@@ -1,11 +1,13 @@
-"""Which revisions of a history a page shows in full: the newest WINDOW and every release tag
-before them (inputs.is_tag). The others ("older") are listed on pages of their own, WINDOW
-revisions a page in sweep order, oldest first: one more revision at the end changes only the
-last of them.
+"""Which revisions of a history a page shows in full: the newest WINDOW and the newest TAGS
+release tags before them (inputs.is_tag). The others ("older") are listed on pages of their
+own, WINDOW revisions a page in sweep order, oldest first: one more revision at the end
+changes only the last of them.
 
 Pages of every revision (one row each per scenario, one point each per chart) made a site of
 31 MB at 500 revisions, growing with the history; the window keeps a page the size it has at a
-few hundred revisions, with a line that says how many are not shown and links to the rest.
+few hundred revisions, with a line that says how many are not shown and links to the rest. The
+tags shown are bounded too: a project that tags every fifth commit has 400 tags in 2,000
+revisions, and a page of them all costs what a page of every revision did.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from allocbench.reports.inputs import History, is_tag
 
 WINDOW = 100   # the newest revisions every page shows; also the revisions of an older page
+TAGS = 100     # the release tags before them that every page shows, the newest
 
 
 @dataclass(frozen=True)
@@ -27,10 +30,23 @@ class Window:
         return sum(map(len, self.older))
 
 
+_made: dict[int, tuple[History, Window]] = {}   # a site asks once per page, of one history
+
+
 def of(history: History) -> Window:
+    made = _made.get(id(history))
+    if made is None or made[0] is not history:
+        if len(_made) > 16:   # the histories of one site; a long process builds many
+            _made.clear()
+        made = _made[id(history)] = (history, _of(history))
+    return made[1]
+
+
+def _of(history: History) -> Window:
     points = history.points
     start = max(0, len(points) - WINDOW)
-    tags = [i for i, p in enumerate(points[:start]) if is_tag(p.sha, p.label)]
-    rest = [i for i in range(start) if not is_tag(points[i].sha, points[i].label)]
+    tags = [i for i, p in enumerate(points[:start]) if is_tag(p.sha, p.label)][-TAGS:]
+    shown = set(tags)
+    rest = [i for i in range(start) if i not in shown]
     return Window([*tags, *range(start, len(points))],
                   [rest[k:k + WINDOW] for k in range(0, len(rest), WINDOW)])

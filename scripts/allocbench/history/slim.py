@@ -1,0 +1,85 @@
+"""A record without what only one revision's own page needs: what every command and page that
+reads a whole history (the sweep table, the report's history of each scenario and its largest
+changes, the order of the revisions) reads of each record, in the record's own shape.
+
+Left out: each result's per-window counters (alloc.windows, instructions.windows), its time
+section but the median and the samples (time.ns_per_op, time.samples_ns_per_op), its byte
+counters, plugin path, arguments and scenario; the results' context is kept whole (it says which
+passes ran and by which harness). A slim record of the built-in plugin's 46 instances is ~20 KB
+of JSON where the whole is ~58 KB, and parses four times faster; the store's index keeps one per
+record file (store_index.py), so a table of thousands of revisions parses no record file.
+
+A brief record is less again: what a report reads of every revision of a history, however
+long (its order, its instances and their steps: reports/steps.py), that is the record's
+fields that say what it is and, per instance, its name, B/op and allocs/op (None when the
+instance failed or did not measure them): ~4 KB of JSON.
+
+What reads a slim or brief record must read only what it keeps: test_slim.py checks that the
+sweep table, the report's steps and a history's names are the same of them and whole records.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+FORMS = ("whole", "slim", "brief")
+_DROPPED = "windows"           # of the alloc and instructions sections
+_TIME_KEPT = ("ns_per_op", "samples_ns_per_op")    # of the time section: its median, and
+# the samples a report's time charts show (median, quartiles: reports/pages.py's spread)
+
+
+def _result(result: dict[str, Any]) -> dict[str, Any]:
+    out = {k: result[k] for k in ("name", "error") if k in result}
+    for section in ("alloc", "instructions"):
+        if isinstance(result.get(section), dict):
+            out[section] = {k: v for k, v in result[section].items() if k != _DROPPED}
+        elif section in result:
+            out[section] = result[section]
+    if isinstance(result.get("time"), dict):
+        out["time"] = {k: result["time"][k] for k in _TIME_KEPT if k in result["time"]}
+    elif "time" in result:
+        out["time"] = result["time"]
+    return out
+
+
+def of(record: dict[str, Any]) -> dict[str, Any]:
+    """The slim record of a valid store record (a failure's is the record itself: it has no
+    results)."""
+    doc = record.get("results")
+    if not isinstance(doc, dict):
+        return record
+    slim = {k: doc[k] for k in doc if k != "results"}
+    slim["results"] = [_result(r) for r in doc["results"]]
+    return {**record, "results": slim}
+
+
+BRIEF = ("sha", "machine", "allocator", "recipe", "status", "label", "subject", "committed",
+         "recorded", "time_measured", "note")
+STEPPED = ("bytes_per_op", "allocs_per_op")   # what a brief keeps of each result
+
+
+def _stepped(result: dict[str, Any]) -> list[Any]:
+    alloc = result.get("alloc") or {}
+    if result.get("error") or any(alloc.get(m) is None for m in STEPPED):
+        return [result["name"], None]
+    return [result["name"], [float(alloc[m]) for m in STEPPED]]
+
+
+def brief(record: dict[str, Any]) -> dict[str, Any]:
+    """The brief record of a whole or slim one: `results` is a list of [name, [B/op,
+    allocs/op] or None]; a failure's is the record itself (it has no results)."""
+    doc = record.get("results")
+    if not isinstance(doc, dict):
+        return record
+    return {**{k: record[k] for k in BRIEF if k in record},
+            "results": [_stepped(r) for r in doc["results"]]}
+
+
+def encode(slim: dict[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(slim, separators=(",", ":")).encode(), 1)
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(data))
