@@ -21,6 +21,7 @@ TESTING_CTEST = r"^(Count|AllocsPerRun|GtestChecks|Unavailable)\."
 TESTING_PYTEST = ("tests/python/test_testing_catch2.py",)
 SITE_PYTEST = ("tests/python/test_site_budget.py", "tests/python/test_site_budget_ab.py")
 STORE_PYTEST = ("tests/python/test_store_index.py", "tests/python/test_sweep_parts.py")
+SLIM_PYTEST = ("tests/python/test_slim.py", "tests/python/test_report_rebuild.py")
 
 
 @dataclass(frozen=True)
@@ -191,14 +192,28 @@ MUTATIONS: tuple[Mutation, ...] = (
              "mde_percent > 2 * threshold", "mde_percent >= 2 * threshold",
              None, CALIBRATE_PYTEST, "an MDE of exactly twice the threshold is noisy"),
     # --- the store and its index (scripts/allocbench/history/store.py, store_index.py) ---
-    Mutation("index-keyed-by-path-only", "scripts/allocbench/history/store_index.py",
-             "return (self._rel(path), digest) in self._load()",
-             "return any(p == self._rel(path) for p, _ in self._load())",
-             None, STORE_PYTEST, "a record changed behind the index's back is not checked again"),
+    Mutation("index-stat-without-ctime", "scripts/allocbench/history/store_index.py",
+             "{st.st_mtime_ns}:{st.st_ctime_ns}:", "{st.st_mtime_ns}:",
+             None, STORE_PYTEST, "a record rewritten with its size and mtime put back is served "
+             "from the index as it was"),
     Mutation("index-ignores-the-code", "scripts/allocbench/history/store_index.py",
-             "hashlib.blake2b(self._code + data, digest_size=20)",
+             "hashlib.blake2b(self._code_digest() + data, digest_size=20)",
              "hashlib.blake2b(data, digest_size=20)",
              None, STORE_PYTEST, "another allocbench's validation is trusted"),
+    Mutation("index-forms-not-remade", "scripts/allocbench/history/store.py",
+             "                self.index.put(path, stat, digest, _forms(record))\n"
+             "            return record",
+             "                self.index.put(path, stat, digest, None)\n"
+             "            return record",
+             None, STORE_PYTEST, "the forms of an index from elsewhere are served once its "
+             "stat is this file's"),
+    Mutation("slim-drops-the-samples", "scripts/allocbench/history/slim.py",
+             '_TIME_KEPT = ("ns_per_op", "samples_ns_per_op")', '_TIME_KEPT = ("ns_per_op",)',
+             None, SLIM_PYTEST, "a report's time charts of the window lose their samples"),
+    Mutation("older-page-key-without-versions", "scripts/allocbench/reports/pages.py",
+             "[[p.sha, p.label, p.subject, p.status, p.problem, p.version] for p in points]",
+             "[[p.sha, p.label, p.subject, p.status, p.problem] for p in points]",
+             None, SLIM_PYTEST, "a re-measured old revision's page is copied as it was"),
     Mutation("store-record-gzip-dated", "scripts/allocbench/history/store.py",
              "compresslevel=9, mtime=0)", "compresslevel=9)",
              None, STORE_PYTEST, "the same record is written as other bytes (a date in its header)"),

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from allocbench.base.errors import UserError
-from allocbench.history import store, store_index
+from allocbench.history import slim, store, store_index
 
 ROOT = Path(__file__).resolve().parents[2]
 V1 = Path(__file__).resolve().parent / "data" / "store-v1"
@@ -169,6 +169,86 @@ def test_another_allocbench_does_not_trust_this_ones_index(tmp_path, checks, mon
     monkeypatch.setattr(store_index, "_code_digest", lambda sources: b"another validator")
     store.Store(tmp_path).get("m1", "system", SHA)
     assert len(checks) == 2
+
+
+def bytes_per_op_of(found: dict) -> float:
+    """The first instance's B/op in a whole or slim record, or in a brief one."""
+    first = found["results"]["results"][0] if isinstance(found["results"], dict) else None
+    return first["alloc"]["bytes_per_op"] if first else found["results"][0][1][0]
+
+
+@pytest.fixture
+def settled(monkeypatch):
+    """Files count as changed long before they are read (the index trusts their stat): what
+    a store a day old is, and what a test would otherwise wait RACY_NS for."""
+    monkeypatch.setattr(store_index, "RACY_NS", -10 ** 12)
+
+
+@pytest.mark.parametrize("form", ["slim", "brief"])
+def test_a_form_comes_from_the_index_until_its_file_changes(tmp_path, checks, settled, form,
+                                                           monkeypatch):
+    path = store.Store(tmp_path).put(record(bytes_per_op=64))
+    stored = lambda rec: gzip.compress(json.dumps(rec).encode(), compresslevel=0, mtime=0)
+    path.write_bytes(stored(on_disk(path)))   # uncompressed: 64 → 65 keeps its size
+    assert bytes_per_op_of(store.Store(tmp_path).summary(path, form)) == 64
+    assert checks == [path]
+    opened = []
+    real = store.read_bytes
+
+    def reading(p, what):
+        opened.append(p)
+        return real(p, what)
+    monkeypatch.setattr(store, "read_bytes", reading)
+    assert bytes_per_op_of(store.Store(tmp_path).summary(path, form)) == 64
+    assert opened == []   # from the index: the file is not opened
+    # Other bytes of the same size in the same inode, with the mtime put back: only its ctime
+    # (set by every write, by no tool set back) tells.
+    changed, before = on_disk(path), path.stat()
+    changed["results"]["results"][0]["alloc"]["bytes_per_op"] = 65
+    path.write_bytes(stored(changed))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == \
+        (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert bytes_per_op_of(store.Store(tmp_path).summary(path, form)) == 65
+    assert opened == [path] and checks == [path, path]
+
+
+def test_a_file_changed_just_before_it_was_read_is_read_again(tmp_path, checks):
+    path = store.Store(tmp_path).put(record())   # written now: within RACY_NS of any read
+    first = store.Store(tmp_path)
+    first.summary(path, "brief")
+    assert first.index.row(path).stat is None   # not trusted by its stat: hashed next time
+    again = store.Store(tmp_path)
+    again.summary(path, "brief")
+    assert checks == [path]                    # hashed, its bytes known: not checked again
+
+
+def test_forms_another_allocbench_made_are_made_again(tmp_path, checks, settled, monkeypatch):
+    path = store.Store(tmp_path).put(record(bytes_per_op=64))
+    store.Store(tmp_path).summary(path, "brief")
+    monkeypatch.setattr(store_index, "_code_digest", lambda sources: b"another validator")
+    assert bytes_per_op_of(store.Store(tmp_path).summary(path, "brief")) == 64
+    assert checks == [path, path]
+
+
+def test_forms_in_an_index_not_made_from_the_file_are_not_served(tmp_path, settled):
+    # An index from elsewhere (a planted one, or a copy with the records): its rows may hold
+    # the files' digests, but its stats are not this file system's, so every form is made
+    # again from the file before the index serves it.
+    path = store.Store(tmp_path).put(record(bytes_per_op=64))
+    store.Store(tmp_path).summary(path, "slim")
+    gc.collect()
+    db = sqlite3.connect(tmp_path / store_index.NAME)
+    lie = slim.of(on_disk(path))
+    lie["results"]["results"][0]["alloc"]["bytes_per_op"] = 1
+    with db:
+        db.execute("UPDATE record SET stat = 'another machine', slim = ?, brief = ?",
+                   (slim.encode(lie), slim.encode(slim.brief(lie))))
+    db.close()
+    for _ in range(2):
+        for form in ("slim", "brief"):
+            assert bytes_per_op_of(store.Store(tmp_path).summary(path, form)) == 64
 
 
 @pytest.mark.parametrize("damage", [b"not a database at all" * 100, b""])

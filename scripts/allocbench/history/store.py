@@ -314,15 +314,24 @@ class Store:
         stat = self.index.trusted_stat(st, before) if st is not None else None
         row = self.index.row(path)
         if row is not None and row.digest == digest:
-            self.index.put(path, stat, digest, None)
-            return json.loads(text)
+            record = json.loads(text)
+            if row.stat is None or row.stat != stat:
+                # Valid bytes, but a file the row's forms were not made of (by its stat): they
+                # are made again, so that what the index serves by a stat is always made from
+                # the file that has it.
+                self.index.put(path, stat, digest, _forms(record))
+            return record
         if not text.strip():
             raise UserError(f"{path}: is empty; {FIX}")
         record = check(parse_json(text, str(path), FIX), path)
-        slim = slimming.of(record)
-        self.index.put(path, stat, digest,
-                       (slimming.encode(slim), slimming.encode(slimming.brief(slim))))
+        self.index.put(path, stat, digest, _forms(record))
         return record
+
+
+def _forms(record: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The slim and brief forms of a record, as the index keeps them."""
+    slim = slimming.of(record)
+    return slimming.encode(slim), slimming.encode(slimming.brief(slim))
 
 
 def preference(record: dict[str, Any]) -> tuple[bool, str]:

@@ -51,10 +51,9 @@ def plot(columns: list[sweep_table.Column], metrics: list[str], path: Path,
         for axis, metric in zip(axes[:, 0], metrics):
             section = sweep_table.section_of(known, metric)   # alloc or instructions
             field = known.get((section, metric), {})
-            for name in names:
-                values = [sweep_table.value(c, name, section, metric) for c in columns]
+            for name, row in zip(names, sweep_table.rows(columns, names, section, metric)):
                 axis.plot(range(len(columns)),
-                          [float("nan") if isinstance(v, str) else v for v in values],
+                          [float("nan") if isinstance(v, str) else v for v in row],
                           marker="o", markersize=3, label=plot_label(name))
             axis.set_ylabel(f"{plot_label(field.get('column') or metric)} (exact)")
             axis.set_ylim(bottom=0)  # counts start at zero: no exaggerated steps

@@ -67,6 +67,10 @@ class Column:
         return self.record is not None and self.record["status"] == "ok"
 
     @cached_property
+    def passes(self) -> frozenset[str]:
+        return passes(self.record)
+
+    @cached_property
     def by_name(self) -> dict[str, dict[str, Any]]:
         """The revision's results by instance name (the first of a name, as a scan finds it):
         a table of 2,000 revisions × 46 instances asks for each cell."""
@@ -154,29 +158,47 @@ def changed(columns: list[Column], names: list[str], metrics: list[str]) -> list
     """The instances whose measured value of some metric differs between revisions."""
     known = fields(columns)
 
-    def moves(name: str, metric: str) -> bool:
-        values = {value(c, name, section_of(known, metric), metric) for c in columns}
-        return len({v for v in values if not isinstance(v, str)}) > 1
-    return [name for name in names if any(moves(name, metric) for metric in metrics)]
+    moving: set[str] = set()
+    for metric in metrics:
+        section = section_of(known, metric)
+        moving.update(name for name, row in zip(names, rows(columns, names, section, metric))
+                      if len({v for v in row if not isinstance(v, str)}) > 1)
+    return [name for name in names if name in moving]
 
 
 def value(column: Column, name: str, section: str, key: str) -> float | str:
+    return values(column, [name], section, key)[0]
+
+
+def values(column: Column, names: list[str], section: str, key: str) -> list[float | str]:
+    """The column's cells of `names`: a number, or the mark that says why there is none."""
     if column.unreadable:
-        return UNREADABLE
+        return [UNREADABLE] * len(names)
     if column.record is None:
-        return UNMEASURED
+        return [UNMEASURED] * len(names)
     if not column.ok:
-        return FAILED
-    result = column.by_name.get(name)
-    return ABSENT if result is None else _cell(column, result, section, key)
+        return [FAILED] * len(names)
+    no_pass = missing(column, section, key) is not None
+    return [_cell(column.by_name.get(name), section, key, no_pass) for name in names]
 
 
-def _cell(column: Column, result: dict[str, Any], section: str, key: str) -> float | str:
-    """A measured instance's value: ✗ when the instance failed, ∅ when the revision was
-    measured without the pass that measures the metric (nothing failed there)."""
+def rows(columns: list[Column], names: list[str], section: str, key: str
+         ) -> list[list[float | str]]:
+    """The cells of `names` (a row each) in `columns` (a cell each)."""
+    by_column = [values(c, names, section, key) for c in columns]
+    return [list(row) for row in zip(*by_column)] if columns else [[] for _ in names]
+
+
+def _cell(result: dict[str, Any] | None, section: str, key: str, no_pass: bool
+          ) -> float | str:
+    """A measured revision's value: – when the instance is not in it, ✗ when the instance
+    failed, ∅ when the revision was measured without the pass that measures the metric
+    (nothing failed there)."""
+    if result is None:
+        return ABSENT
     if result.get("error"):
         return FAILED
-    if missing(column, section, key):
+    if no_pass:
         return NO_PASS
     found = results.metric(result, {"section": section, "key": key})
     return FAILED if found is None else found
@@ -188,7 +210,7 @@ def missing(column: Column, section: str, key: str) -> str | None:
     need = {TIME[0]: "time", "instructions": "instructions"}.get(section)
     if need is None:
         return None
-    ran = passes(column.record)
+    ran = column.passes
     if need not in ran:
         return need
     if section == "instructions" and key == ESTIMATED_CYCLES and "estimated_cycles" not in ran:
@@ -241,12 +263,11 @@ def _table(columns: list[Column], names: list[str], section: str, key: str, with
         head += [f"Δ {md_text(columns[0].label)} → {md_text(columns[-1].label)}", "Δ %"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
     marks: set[str] = set()
-    for name in names:
-        values = [value(c, name, section, key) for c in columns]
-        marks.update(v for v in values if isinstance(v, str))
-        cells = [v if isinstance(v, str) else number(v) for v in values]
+    for name, row in zip(names, rows(columns, names, section, key)):
+        marks.update(v for v in row if isinstance(v, str))
+        cells = [v if isinstance(v, str) else number(v) for v in row]
         if with_delta:
-            delta = _delta(values)
+            delta = _delta(row)
             partial = delta is not None and delta[2:] != (0, len(columns) - 1)
             cells += _delta_cells(delta, partial, change)
             if partial:
@@ -401,19 +422,18 @@ def csv_text(columns: list[Column], metrics: list[str], changed_only: bool = Fal
     writer.writerow(["status", "", *(csv_cell(c.record["status"]) if c.record else "not_measured"
                                      for c in columns), "", ""])
     known = fields(columns)
-    rows = [(section_of(known, m), m) for m in metrics]
+    tables = [(section_of(known, m), m) for m in metrics]
     if _timed(columns):
-        rows.append(TIME)
+        tables.append(TIME)
     names = instances(columns)
     if changed_only:
         names = changed(columns, names, metrics)
-    for section, key in rows:
+    for section, key in tables:
         number = exact_number if section == "instructions" else (lambda v: f"{v:g}")
-        for name in names:
-            values = [value(c, name, section, key) for c in columns]
-            delta = _delta(values) if section != TIME[0] else None
+        for name, row in zip(names, rows(columns, names, section, key)):
+            delta = _delta(row) if section != TIME[0] else None
             writer.writerow([csv_cell(key), csv_cell(name),
-                             *("" if isinstance(v, str) else number(v) for v in values),
+                             *("" if isinstance(v, str) else number(v) for v in row),
                              "" if delta is None else number(delta[0]),
                              "" if delta is None or delta[1] is None else f"{delta[1]:.2f}"])
     return buffer.getvalue()

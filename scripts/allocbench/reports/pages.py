@@ -344,9 +344,8 @@ def _curve(columns: list[sweep_table.Column], metrics: list[str], pics: Pictures
         section = sweep_table.section_of(known, metric)
         title = (known.get((section, metric)) or {}).get("column") or metric
         lines = []
-        for n in names:
-            values = [sweep_table.value(c, n, section, metric) for c in columns]
-            lines.append((n, [None if isinstance(v, str) else v for v in values]))
+        for n, row in zip(names, sweep_table.rows(columns, names, section, metric)):
+            lines.append((n, [None if isinstance(v, str) else v for v in row]))
         panels.append((f"{title} (exact)", lines))
     return pics.get("sweep", charts.sweep_curve, "B/op and allocs/op of every scenario",
                     [c.label for c in columns], [not c.ok and c.record is not None

@@ -1,0 +1,98 @@
+"""A rebuild renders what changed (scripts/allocbench/reports/site.py): the pages of older
+revisions that one more revision leaves as they were are copied from the previous site, and
+the rebuilt site is the site a build into a new folder makes, file for file; a re-measured old
+revision, a newer allocbench or a marker whose keys are not a map renders them again. A window
+shows at most window.TAGS release tags.
+
+The store: COUNT commits j = 0 … 329 (no tags), a day apart; tracer/start_span grows from 64 to
+96 B/op at j = 150. Expected: the window is j = 230 … 329; the older pages hold j = 0 … 99,
+100 … 199 and 200 … 229; one more commit (j = 330) moves j = 230 onto the third.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import report_data as rd
+from test_report_site import Page
+from allocbench.reports import folder, inputs, site, window
+
+COUNT, GROWS = 330, 150
+START = datetime(2025, 1, 1, tzinfo=timezone.utc)
+SWEEP = "sweep/ci-runner_system-351d50959e-0"
+
+
+def revision(j: int, grows: int = GROWS) -> rd.Revision:
+    return rd.Revision(rd.sha(j + 1), rd.sha(j + 1)[:10], f"commit {j}",
+                       (rd.span(96 if j >= grows else 64, 1), rd.Instance("other", 8, 1)),
+                       committed=(START + timedelta(days=j)).isoformat())
+
+
+def build(tmp_path: Path, count: int, out: str = "site") -> site.Built:
+    store = rd.write_store(tmp_path / "store", [revision(j) for j in range(count)])
+    return site.build(inputs.read([], store, [], []), tmp_path / out)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file()}
+
+
+def older(n: int) -> str:
+    return f"{SWEEP}-older-{n}.html"
+
+
+def test_one_more_revision_copies_the_older_pages_it_leaves_as_they_were(tmp_path):
+    first = build(tmp_path, COUNT)
+    assert first.copied == 0
+    pages = sorted(p for p in files(tmp_path / "site") if "-older-" in p)
+    assert pages == [older(1), older(2), older(3)]
+    again = build(tmp_path, COUNT + 1)
+    assert again.copied == 2   # pages 1 and 2; page 3 gains j = 230
+    third = Page(tmp_path / "site" / older(3))
+    assert third.tables[0][1][0][1:32] == [rd.sha(j + 1)[:10] for j in range(200, 231)]
+    fresh = build(tmp_path, COUNT + 1, "fresh")
+    assert fresh.copied == 0
+    assert files(tmp_path / "site") == files(tmp_path / "fresh")
+
+
+def test_a_page_whose_revision_was_measured_again_is_rendered_again(tmp_path):
+    build(tmp_path, COUNT)
+    # j = 50 measured again (a new record in its place) with 80 B/op: page 1 shows it.
+    record = rd.record(revision(50), "ci-runner", "system")
+    record["results"]["results"][0]["alloc"]["bytes_per_op"] = 80
+    rd.write(tmp_path / "store" / "ci-runner" / "system" / rd.sha(51) / "0123456789abcdef.json",
+             record)
+    again = site.build(inputs.read([], tmp_path / "store", [], []), tmp_path / "site")
+    assert again.copied == 2   # pages 2 and 3
+    span = next(r for r in Page(tmp_path / "site" / older(1)).tables[0][1]
+                if r[0] == "tracer/start_span")
+    assert span[1:101] == ["80" if j == 50 else "64" for j in range(100)]
+    site.build(inputs.read([], tmp_path / "store", [], []), tmp_path / "fresh")
+    assert files(tmp_path / "site") == files(tmp_path / "fresh")
+
+
+def test_a_newer_allocbench_or_a_marker_without_keys_renders_every_page(tmp_path, monkeypatch):
+    build(tmp_path, COUNT)
+    monkeypatch.setattr(site, "_code", "another allocbench")
+    assert build(tmp_path, COUNT).copied == 0
+    assert build(tmp_path, COUNT).copied == 3
+    marker = tmp_path / "site" / folder.MARKER
+    marker.write_text(marker.read_text().replace('"pages": {', '"pages": [{').replace(
+        '}\n}', '}]\n}'))
+    assert folder.check_out(tmp_path / "site").pages == {}
+    assert build(tmp_path, COUNT).copied == 0
+
+
+def test_a_window_shows_the_newest_tags_before_it_and_no_more(tmp_path):
+    # 400 revisions, a tag v1.<j> at every other one: 150 tags before the newest 100.
+    points = tuple(inputs.Point(rd.sha(j + 1), f"v1.{j}" if j % 2 else rd.sha(j + 1)[:10], "",
+                                "ok", "", {}, "") for j in range(400))
+    found = window._of(inputs.History("m", "system", "store", points))
+    tags = [j for j in range(300) if j % 2][-window.TAGS:]
+    assert window.TAGS == 100 and tags[0] == 101
+    assert found.shown == [*tags, *range(300, 400)]
+    rest = [j for j in range(300) if j not in tags]
+    assert found.older == [rest[:100], rest[100:200]]
+    assert sorted(found.shown + [j for page in found.older for j in page]) == list(range(400))
