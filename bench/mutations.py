@@ -200,13 +200,10 @@ MUTATIONS: tuple[Mutation, ...] = (
              "hashlib.blake2b(self._code_digest() + data, digest_size=20)",
              "hashlib.blake2b(data, digest_size=20)",
              None, STORE_PYTEST, "another allocbench's validation is trusted"),
-    Mutation("index-forms-not-remade", "scripts/allocbench/history/store.py",
-             "                self.index.put(path, stat, digest, _forms(record))\n"
-             "            return record",
-             "                self.index.put(path, stat, digest, None)\n"
-             "            return record",
-             None, STORE_PYTEST, "the forms of an index from elsewhere are served once its "
-             "stat is this file's"),
+    Mutation("index-forms-of-other-bytes", "scripts/allocbench/history/store.py",
+             "        if row is not None and row.digest == digest:\n            found = ",
+             "        if row is not None:\n            found = ",
+             None, STORE_PYTEST, "the forms an index holds of other bytes are served"),
     Mutation("slim-drops-the-samples", "scripts/allocbench/history/slim.py",
              '_TIME_KEPT = ("ns_per_op", "samples_ns_per_op")', '_TIME_KEPT = ("ns_per_op",)',
              None, SLIM_PYTEST, "a report's time charts of the window lose their samples"),

@@ -5,7 +5,8 @@ for stores of several sizes: published sweeps of the built-in plugin of --revisi
 usage: bench/report_site.py [--revisions N,N…] [--large] [--repeat K] [--seed S] [--out FILE]
                             [--keep DIR]
        (default: 50,200 revisions, 3 repetitions of each timing; --large adds 10000)
-       bench/report_site.py --from FILE   (the table of an earlier --out; measures nothing)
+       bench/report_site.py --from FILE [--scale]   (the table of an earlier --out, or the
+                                                    README's rows of it; measures nothing)
 
 The stores are written here, not measured: every revision holds the 46 instances of
 bench/data/builtin-results.json (a real run of the built-in plugin: its names, values, byte
@@ -447,6 +448,9 @@ def main() -> None:
     parser.add_argument("--from", dest="source", type=Path, metavar="FILE",
                         help="print the table of numbers an earlier --out wrote (nothing is "
                              "measured): how the table of docs/reports.md is checked")
+    parser.add_argument("--scale", action="store_true",
+                        help="with --from: only the rows of the README's scale table (store, "
+                             "site, cold report, one more revision, sweep-table)")
     parser.add_argument("--probe-sweep", nargs=2, metavar=("STORE", "SHA"),
                         help=argparse.SUPPRESS)   # internal: the timed sweep-probe process
     parser.add_argument("--records", type=Path, help=argparse.SUPPRESS)
@@ -463,8 +467,10 @@ def main() -> None:
                   f"\"format\": {FORMAT}); measure again and write it with --out",
                   file=sys.stderr)
             sys.exit(2)
-        print(table(doc))
+        print(table(doc, SCALE if args.scale else None))
         return
+    if args.scale:
+        parser.error("--scale takes --from FILE (it prints a table of an earlier --out)")
     if args.repeat < 1:
         parser.error("--repeat takes a number of at least 1")
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
@@ -592,14 +598,20 @@ def judged(doc: dict[str, Any]) -> dict[str, Any]:
             "met": {key: judge(run, doc)[1] for key, _, _, judge in ROWS if judge}}
 
 
-def table(doc: dict[str, Any]) -> str:
+SCALE = ("store", "site", "cold", "one_more", "sweep_table")   # the README's rows (--scale)
+
+
+def table(doc: dict[str, Any], keys: tuple[str, ...] | None = None) -> str:
+    """The table of every row, or of the rows `keys` names (the README's: --scale)."""
     at, base = judged_sizes(doc)
     judged_run = next(r for r in doc["runs"] if r["revisions"] == at)
     lines = [f"| median of {doc['repeat']}: wall / CPU | "
              + " | ".join(f"{r['revisions']:,} revisions" for r in doc["runs"])
              + f" | goal at {at:,} revisions |",
              "|---|" + "---:|" * len(doc["runs"]) + "---|"]
-    for _, name, cell, judge in ROWS:
+    for key, name, cell, judge in ROWS:
+        if keys is not None and key not in keys:
+            continue
         verdict = judge(judged_run, doc)[0] if judge else ""
         lines.append(f"| {name} | " + " | ".join(cell(r) for r in doc["runs"])
                      + f" | {verdict} |")

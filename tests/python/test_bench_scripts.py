@@ -454,6 +454,30 @@ def test_the_docs_report_table_is_the_measured_one():
     assert doc["allocators"] == ["system", "jemalloc"]
 
 
+def test_the_readme_scale_table_is_the_measured_one():
+    # The README's rows are the docs table's rows of store, site, cold report, one more
+    # revision and sweep-table (that table is checked against the JSON above), as measured.
+    data = BENCH / "data" / "report-site.json"
+    full = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(data)).stdout
+    scale = run_script(sys.executable, str(BENCH / "report_site.py"), "--from", str(data),
+                       "--scale").stdout
+    wanted = ("store: its record files", "site after the cold build", "cold report (new --out)",
+              "report after one more revision (rebuild)",
+              "sweep-table of every revision (one allocator)")
+    lines = full.splitlines()
+    assert scale.splitlines() == lines[:2] + [
+        line for line in lines[2:] if line.split(" | ")[0].removeprefix("| ") in wanted]
+    assert len(scale.splitlines()) == 2 + len(wanted)
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("<!-- report-scale:begin -->"):
+                   readme.index("<!-- report-scale:end -->")]
+    assert scale in block
+    doc = json.loads(data.read_text())
+    assert [r["revisions"] for r in doc["runs"]] == [500, 2000]
+    words = " ".join(block.split())
+    assert f"median of {doc['repeat']} runs" in words
+
+
 def test_the_readme_profile_cost_table_is_the_measured_one():
     data = BENCH / "data" / "profile-cost.json"
     done = run_script(sys.executable, str(BENCH / "profile_cost.py"), "--from", str(data))

@@ -232,10 +232,9 @@ def test_forms_another_allocbench_made_are_made_again(tmp_path, checks, settled,
     assert checks == [path, path]
 
 
-def test_forms_in_an_index_not_made_from_the_file_are_not_served(tmp_path, settled):
-    # An index from elsewhere (a planted one, or a copy with the records): its rows may hold
-    # the files' digests, but its stats are not this file system's, so every form is made
-    # again from the file before the index serves it.
+def test_forms_in_an_index_of_other_bytes_are_not_served(tmp_path, settled):
+    # An index from elsewhere (planted, or another store's): its rows' digests are of other
+    # bytes, so every form is made again from the file before the index serves it.
     path = store.Store(tmp_path).put(record(bytes_per_op=64))
     store.Store(tmp_path).summary(path, "slim")
     gc.collect()
@@ -243,12 +242,33 @@ def test_forms_in_an_index_not_made_from_the_file_are_not_served(tmp_path, settl
     lie = slim.of(on_disk(path))
     lie["results"]["results"][0]["alloc"]["bytes_per_op"] = 1
     with db:
-        db.execute("UPDATE record SET stat = 'another machine', slim = ?, brief = ?",
-                   (slim.encode(lie), slim.encode(slim.brief(lie))))
+        db.execute("UPDATE record SET stat = 'another machine', digest = ?, slim = ?, brief = ?",
+                   (b"\0" * 20, slim.encode(lie), slim.encode(slim.brief(lie))))
     db.close()
     for _ in range(2):
         for form in ("slim", "brief"):
             assert bytes_per_op_of(store.Store(tmp_path).summary(path, form)) == 64
+
+
+def test_a_checkout_of_the_store_with_its_index_parses_no_record(tmp_path, checks, settled,
+                                                                   monkeypatch):
+    # What publish.yml does: the store's files checked out anew (new inodes and ctimes), its
+    # index restored from a cache. Each file is read and hashed, none parsed nor checked.
+    paths = [store.Store(tmp_path / "a").put(record(f"{n:040x}", 10 * n)) for n in (1, 2)]
+    store.Store(tmp_path / "a").records()
+    assert [bytes_per_op_of(store.Store(tmp_path / "a").summary(p, "brief")) for p in paths] \
+        == [10, 20]
+    gc.collect()
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    parsed = []   # a record is decompressed to be parsed
+    real = store._decompressed
+    monkeypatch.setattr(store, "_decompressed", lambda data, p: parsed.append(p) or real(data, p))
+    checked = len(checks)
+    copy = store.Store(tmp_path / "b")
+    moved = [tmp_path / "b" / p.relative_to(tmp_path / "a") for p in paths]
+    assert [bytes_per_op_of(copy.summary(p, "brief")) for p in moved] == [10, 20]
+    assert len(checks) == checked and parsed == []
+    assert all(copy.index.fresh(p) for p in moved)   # and by its stat from now on
 
 
 @pytest.mark.parametrize("damage", [b"not a database at all" * 100, b""])

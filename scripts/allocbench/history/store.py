@@ -281,46 +281,67 @@ class Store:
         return self._read(path)
 
     def summary(self, path: Path, form: str = "slim") -> dict[str, Any] | None:
-        """The record at `path` in `form` (slim.FORMS): a slim or brief one from the index while
-        the file's stat is the one it read, else from the file read as _read reads it."""
+        """The record at `path` in `form` (slim.FORMS). A slim or brief one comes from the
+        index while the file's stat is the row's (the file is not opened), or its bytes are the
+        row's (a checkout of the store: read and hashed, not parsed); else from the file, read
+        and validated as _read does."""
         if form == "whole" or not os.path.lexists(path):
             return self._read(path)
-        if self.index.fresh(path):   # else _read says what is wrong with it, if anything
-            data = self.index.form(path, form)
-            if data is not None:
-                try:
-                    return slimming.decode(data)
-                except (zlib.error, ValueError):
-                    pass   # a damaged row: the file has it
-        record = self._read(path)
-        if record is None:
-            return None
+        if self.index.fresh(path):   # else _bytes says what is wrong with it, if anything
+            found = self._form(path, form)
+            if found is not None:
+                return found
+        data, digest, stat, row = self._bytes(path)
+        if row is not None and row.digest == digest:
+            found = self._form(path, form)
+            if found is not None:
+                self.index.put(path, stat, digest, None)
+                return found
+            record = json.loads(self._text(data, path))   # a row without its forms
+            self.index.put(path, stat, digest, _forms(record))
+        else:
+            record = self._check(path, data, digest, stat)
         return slimming.of(record) if form == "slim" else slimming.brief(record)
+
+    def _form(self, path: Path, form: str) -> dict[str, Any] | None:
+        data = self.index.form(path, form)
+        try:
+            return None if data is None else slimming.decode(data)
+        except (zlib.error, ValueError):
+            return None   # a damaged row: the file has it
 
     def _read(self, path: Path) -> dict[str, Any] | None:
         """The record at `path`, validated once: bytes the index knows are parsed only."""
         if not os.path.lexists(path):
             return None
+        data, digest, stat, row = self._bytes(path)
+        if row is not None and row.digest == digest:
+            self.index.put(path, stat, digest, None)
+            return json.loads(self._text(data, path))
+        return self._check(path, data, digest, stat)
+
+    def _bytes(self, path: Path) -> tuple[bytes, bytes, str | None, Any]:
+        """The file's bytes as they are on disk, their digest (of the code that reads them
+        too: store_index.py), the stat to keep of the file, and its row in the index."""
         before = time.time_ns()
         try:
             st = os.stat(path)   # before reading: a change after it shows in the next stat
         except OSError:
             st = None            # read_bytes says why
         data = read_bytes(path, "the store record")
+        stat = self.index.trusted_stat(st, before) if st is not None else None
+        return data, self.index.digest(data), stat, self.index.row(path)
+
+    @staticmethod
+    def _text(data: bytes, path: Path) -> str:
         if path.name.endswith(GZ):
             data = _decompressed(data, path)
-        digest = self.index.digest(data)
-        text = decode_text(data, path, FIX)
-        stat = self.index.trusted_stat(st, before) if st is not None else None
-        row = self.index.row(path)
-        if row is not None and row.digest == digest:
-            record = json.loads(text)
-            if row.stat is None or row.stat != stat:
-                # Valid bytes, but a file the row's forms were not made of (by its stat): they
-                # are made again, so that what the index serves by a stat is always made from
-                # the file that has it.
-                self.index.put(path, stat, digest, _forms(record))
-            return record
+        return decode_text(data, path, FIX)
+
+    def _check(self, path: Path, data: bytes, digest: bytes, stat: str | None
+               ) -> dict[str, Any]:
+        """The record of bytes the index does not know, validated; the index then knows them."""
+        text = self._text(data, path)
         if not text.strip():
             raise UserError(f"{path}: is empty; {FIX}")
         record = check(parse_json(text, str(path), FIX), path)

@@ -5,14 +5,21 @@ record file.
 
     <store>/.allocbench-index.sqlite3      (and its -wal and -shm files while in use)
 
-A row is keyed by the record file's place in the store. Its hash covers the file's bytes and
-the source of the code that validates and slims them (store.py, slim.py, results.py,
-validate.py, fileio.py): a newer allocbench reads and validates every record again. The file's
-stat (size, mtime, ctime and inode, as git's index keeps them) says whether it changed since:
-a file whose stat differs is read, hashed and, when its bytes differ, validated again, so an
-edit, a git checkout or a copy over it is always seen (writing a file sets its ctime, which no
-tool sets back). A stat taken within RACY_NS of the file's last change is not kept (the change
-may not have ended; git calls such entries racy): the next read hashes that file again.
+A row is keyed by the record file's place in the store. Its hash covers the file's bytes as
+they are on disk and the source of the code that validates and slims them (store.py, slim.py,
+results.py, validate.py, fileio.py): a newer allocbench reads and validates every record
+again. The file's stat (size, mtime, ctime and inode, as git's index keeps them) says whether
+it changed since: a file whose stat is the row's is not opened; one whose stat differs (an
+edit, or a fresh checkout of a store kept on a git branch) is read and hashed, its forms served
+when its bytes are the row's, and it is validated again when they are not. Writing a file sets
+its ctime, which no tool sets back, so a change is always seen. A stat taken within RACY_NS of
+the file's last change is not kept (the change may not have ended; git calls such entries
+racy): the next read hashes that file again.
+
+A row's forms are trusted for the bytes its hash names: the index must be this machine's, or
+come from a cache only trusted jobs write (ci/github/publish.yml keeps it in the default
+branch's actions cache, which a pull request's job cannot write). Rows of other bytes (another
+store's index, a stale one) are never served.
 
 The index is a cache of what this machine read: a damaged index file is set aside and rebuilt
 from the records; one that cannot be written (a read-only store) is done without. SQLite (the
