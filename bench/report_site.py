@@ -26,14 +26,17 @@ measured --repeat times, for every size; the wall time and the CPU time (user + 
 child, which other load on the machine hardly changes) are kept:
   first read          `allocbench report --store S --out O` of a store no command read before:
                       its index (<store>/.allocbench-index*, removed before each run) is built
-  cold report         the same, O new, the index built: a local `sweep --report` of a new site
+  cold report         the same, O new, the index built, of a copy of the store at one path
+                      (<size>/published): the store as a CI job has it, its files checked
+                      out anew (other inodes and ctimes) and its index restored from a cache
   sweep-table         `allocbench sweep-table --range FIRST..LAST` of every revision of one
                       allocator (stdout to <size>/sweep-table.md; it must exit 0)
   sweep probe         what `allocbench sweep` does with the store for one new revision
                       (--probe-sweep: sweep.Plan.stored, twice as sweep asks, Plan.previous,
-                      then Store.put of its two records), into a copy of the store and its index
+                      then Store.put of its two records), into a new copy at that path
   one more revision   `allocbench report` of that copy into the cold report's --out: the
-                      rebuild a CI job does after every push (unchanged pictures are reused)
+                      rebuild a CI job does after every push (unchanged pictures and older
+                      pages are copied)
 and the sizes: the store's record files (an index beside them counted apart), the site after
 the cold build. It prints one markdown table, a column per size, with the issue's goals judged
 at 2,000 revisions (else the largest size measured; time goals on the CPU time): one more
@@ -41,7 +44,8 @@ revision ≤ 5 s and ≤ 1.3× its cost at 500 revisions (else the next smaller 
 ≤ 60 s, sweep-table ≤ 3 s, store ≤ 100 MB and ≤ 25 KB per record, site ≤ 40 MB. --out also
 writes every number as JSON. --keep DIR keeps the repositories, stores and sites there, one
 folder per size (to look at, or to profile a rebuild: python3 -m cProfile -o prof -m allocbench
-report --store DIR/500/store-plus-one-1 --out DIR/500/cold-1, with PYTHONPATH=<repo>/scripts).
+report --store DIR/500/store-plus-one --out DIR/500/cold-3, with PYTHONPATH=<repo>/scripts;
+the store moved there from published/ had its report already: copy cold-3 first).
 """
 
 from __future__ import annotations
@@ -382,21 +386,28 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
         done_with(work / f"first-{k}")
     store_bytes, store_files = store_size(store)   # the index beside: counted apart
     index_bytes = index_size(store)
+    # The cold build and its rebuild read the store where a CI job has it: one path every
+    # push, its files checked out anew (other inodes and ctimes), its index restored.
+    published = work / "published"
     cold, cold_sizes = [], []
     for k in range(1, repeat + 1):
-        cold.append(report(store, work / f"cold-{k}"))
+        shutil.copytree(store, published, symlinks=True)   # with its index
+        cold.append(report(published, work / f"cold-{k}"))
         cold_sizes.append(size(work / f"cold-{k}"))
+        shutil.rmtree(published)
     tables = [sweep_table(repo, store, history, work / "sweep-table.md")
               for _ in range(repeat)]
     probes, rebuilt, rebuilt_sizes = [], [], []
     sha = history.revisions[revisions]["sha"]
     for k in range(1, repeat + 1):
-        plus_one = work / f"store-plus-one-{k}"
-        shutil.copytree(store, plus_one, symlinks=True)   # with its index
-        probes.append(sweep_probe(plus_one, sha, new))
-        rebuilt.append(report(plus_one, work / f"cold-{k}"))   # the cold build, rebuilt
+        shutil.copytree(store, published, symlinks=True)
+        probes.append(sweep_probe(published, sha, new))
+        rebuilt.append(report(published, work / f"cold-{k}"))   # the cold build, rebuilt
         rebuilt_sizes.append(size(work / f"cold-{k}"))
-        done_with(plus_one)
+        if keep and k == repeat:
+            published.rename(work / "store-plus-one")
+        else:
+            shutil.rmtree(published)
         done_with(work / f"cold-{k}")
     cold_summary = summary(cold, cold_sizes)
     return {

@@ -336,7 +336,7 @@ def test_report_site_measures_each_store_size_side_by_side(tmp_path):
 
         # The one more revision: the newest commit, stored by the sweep probe for both
         # allocators into the copy the rebuild reported on.
-        plus_one = folder / "store-plus-one-1"
+        plus_one = folder / "store-plus-one"
         added = [r for _, r in Store(plus_one).records() if r["sha"] == run["new_sha"]]
         assert sorted(r["allocator"] for r in added) == ["jemalloc", "system"]
         assert len(list(Store(plus_one).records())) == 2 * n + 2

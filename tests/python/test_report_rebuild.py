@@ -57,6 +57,39 @@ def test_one_more_revision_copies_the_older_pages_it_leaves_as_they_were(tmp_pat
     assert files(tmp_path / "site") == files(tmp_path / "fresh")
 
 
+def test_a_revision_that_starts_an_older_page_renders_only_the_page_before_it(tmp_path):
+    # 300 commits: older pages j = 0 … 99 and 100 … 199; the 301st moves j = 200 onto a third,
+    # which the second links to. The first is as it was.
+    build(tmp_path, 300)
+    again = build(tmp_path, 301)
+    assert sorted(p for p in files(tmp_path / "site") if "-older-" in p) == [
+        older(1), older(2), older(3)]
+    assert again.copied == 1
+    build(tmp_path, 301, "fresh")
+    assert files(tmp_path / "site") == files(tmp_path / "fresh")
+
+
+def test_a_tag_that_leaves_the_window_changes_only_the_page_of_its_place(tmp_path):
+    # Tags at j = 10, 20, …: 22 before the window of j = 230 … 329 (TAGS lowered to 20: the
+    # two oldest, j = 10 and 20, are on page 1). A newer tag pushes j = 30 out, onto page 1.
+    def tagged(j: int) -> rd.Revision:
+        rev = revision(j)
+        return rd.Revision(rev.sha, f"v1.{j // 10}" if j % 10 == 0 and j else rev.label,
+                           rev.subject, rev.instances, committed=rev.committed)
+    store = rd.write_store(tmp_path / "store", [tagged(j) for j in range(COUNT)])
+    window.TAGS, tags = 20, window.TAGS
+    try:
+        site.build(inputs.read([], store, [], []), tmp_path / "site")
+        rd.write_store(store, [tagged(j) for j in range(COUNT, COUNT + 10)])   # j = 330: a tag
+        again = site.build(inputs.read([], store, [], []), tmp_path / "site")
+        site.build(inputs.read([], store, [], []), tmp_path / "fresh")
+    finally:
+        window.TAGS = tags
+    # Pages 1 (j = 30 joins it) and 3 (j = 230 … 239 join it) change; page 2 is copied.
+    assert again.copied == 1
+    assert files(tmp_path / "site") == files(tmp_path / "fresh")
+
+
 def test_a_page_whose_revision_was_measured_again_is_rendered_again(tmp_path):
     build(tmp_path, COUNT)
     # j = 50 measured again (a new record in its place) with 80 B/op: page 1 shows it.
@@ -93,6 +126,8 @@ def test_a_window_shows_the_newest_tags_before_it_and_no_more(tmp_path):
     tags = [j for j in range(300) if j % 2][-window.TAGS:]
     assert window.TAGS == 100 and tags[0] == 101
     assert found.shown == [*tags, *range(300, 400)]
-    rest = [j for j in range(300) if j not in tags]
-    assert found.older == [rest[:100], rest[100:200]]
+    # Older pages: a page per 100 places, the tags shown left out.
+    assert found.older == [[j for j in range(k, k + 100) if j not in tags]
+                           for k in (0, 100, 200)]
+    assert [len(page) for page in found.older] == [100, 50, 50]
     assert sorted(found.shown + [j for page in found.older for j in page]) == list(range(400))

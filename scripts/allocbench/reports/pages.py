@@ -365,13 +365,14 @@ def sweep(history: History, links: Links, pics: Pictures) -> dict[str, Any]:
 
 def _older_page(history: History, page: int, links: Links) -> dict[str, Any]:
     """Everything the `page`-th page of older revisions shows but its table: what the page's
-    key (older_key) covers. Not the history's length, nor the other pages' ranges: one more
-    revision changes them, and then every older page would change with it."""
+    key (older_key) covers. Not the history's length, the number of older pages nor the
+    other pages' ranges: one more revision changes them, and then every older page would
+    change with it (a new page changes the one before it: its link to the next)."""
     window = window_of.of(history)
     chunk, hrefs = window.older[page], links.older_of(history)
     points = history.points
     return {"title": history.title, "origin": history.origin, "page": page + 1,
-            "pages": len(hrefs), "count": len(chunk), "first": points[chunk[0]].label,
+            "count": len(chunk), "first": points[chunk[0]].label,
             "last": points[chunk[-1]].label,
             "sweep": next(path for h, path in links.sweeps if h is history),
             "previous": hrefs[page - 1] if page else None,

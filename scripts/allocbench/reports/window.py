@@ -1,7 +1,8 @@
 """Which revisions of a history a page shows in full: the newest WINDOW and the newest TAGS
 release tags before them (inputs.is_tag). The others ("older") are listed on pages of their
-own, WINDOW revisions a page in sweep order, oldest first: one more revision at the end
-changes only the last of them.
+own, a page per WINDOW places of the sweep order (the window's tags left out), oldest first:
+one more revision at the end changes only the last of them, and a tag that leaves the window
+only the page of its place.
 
 Pages of every revision (one row each per scenario, one point each per chart) made a site of
 31 MB at 500 revisions, growing with the history; the window keeps a page the size it has at a
@@ -47,6 +48,9 @@ def _of(history: History) -> Window:
     start = max(0, len(points) - WINDOW)
     tags = [i for i, p in enumerate(points[:start]) if is_tag(p.sha, p.label)][-TAGS:]
     shown = set(tags)
-    rest = [i for i in range(start) if i not in shown]
-    return Window([*tags, *range(start, len(points))],
-                  [rest[k:k + WINDOW] for k in range(0, len(rest), WINDOW)])
+    # Pages of WINDOW places in the sweep order each, not of WINDOW revisions: a tag that
+    # leaves the window's TAGS (a newer tag came) joins the page of its place, and no other
+    # page changes with it.
+    older = [[i for i in range(k, min(k + WINDOW, start)) if i not in shown]
+             for k in range(0, start, WINDOW)]
+    return Window([*tags, *range(start, len(points))], [page for page in older if page])
