@@ -7,6 +7,7 @@ Each command module has `setup_arguments(parser)` and `run(**kwargs) -> int`; te
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import signal
@@ -80,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     # ignored, and SIGTERM's default would leave allocbench-run without its parent's clean-up.
     signal.signal(signal.SIGINT, _interrupted)
     signal.signal(signal.SIGTERM, _interrupted)
+    # A report of a long history keeps the brief records of thousands of revisions: with the
+    # default threshold the collector walks them again every 700 allocations (0.13 ms a brief
+    # record read instead of 0.05); the commands make few reference cycles.
+    gc.set_threshold(50_000, 20, 20)
     try:
         packages.ensure(packages.PYTHON_PACKAGES)
     except UserError as e:
