@@ -157,9 +157,28 @@ def _check_place(record: dict[str, Any], origin: Path) -> None:
                             f"file's place in the store says {json.dumps(expected)}; {FIX}")
 
 
-def _key(path: Path) -> str:
+def _entries(folder: str | os.PathLike) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()   # a link to a folder too, as glob follows it
+    except OSError:
+        return False
+
+
+def _folders(folder: str | os.PathLike) -> list[str]:
+    return [e.path for e in _entries(folder) if _is_dir(e)]
+
+
+def _key(path: Path | os.DirEntry) -> str:
     """The file's name without .json or .json.gz: its sha or its recipe."""
-    return path.name[:-len(GZ)] if path.name.endswith(GZ) else path.stem
+    return path.name[:-len(GZ)] if path.name.endswith(GZ) else os.path.splitext(path.name)[0]
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -240,17 +259,27 @@ class Store:
         """The files where records are kept, in a stable order."""
         if not self.root.is_dir():
             return []
-        paths = [p for p in self.root.glob("*/*/*.json") if _SHA.match(p.stem)]
-        paths += [p for pattern in ("*/*/*/*.json", f"*/*/*/*{GZ}")
-                  for p in self.root.glob(pattern)
-                  if _SHA.match(p.parent.name) and _RECIPE.match(_key(p))]
-        return sorted(paths)
+        # What */*/<sha>.json and */*/<sha>/<recipe>.json[.gz] match, by os.scandir: pathlib's
+        # glob of a store of 4,000 records took 0.4 s of a report.
+        paths: list[str] = []
+        for allocator in (a for m in _folders(self.root) for a in _folders(m)):
+            for entry in _entries(allocator):
+                name = entry.name
+                if name.endswith(".json") and _SHA.match(name[:-5]):
+                    paths.append(entry.path)
+                elif _SHA.match(name) and _is_dir(entry):
+                    paths += [e.path for e in _entries(entry.path)
+                              if e.name.endswith((".json", GZ)) and _RECIPE.match(_key(e))]
+        return [Path(p) for p in sorted(paths, key=lambda p: p.split(os.sep))]   # Path's order
 
     def scan(self, form: str = "whole") -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
         """Every record as records() gives it (or its slim or brief `form`), but a damaged
         one as (path, None, why) instead of an error: a report shows it as unreadable and goes
         on."""
-        for path in self.paths():
+        paths = self.paths()
+        if form != "whole" and len(paths) > 1:
+            self.index.prefetch(form)
+        for path in paths:
             try:
                 yield path, self.summary(path, form), ""
             except UserError as e:

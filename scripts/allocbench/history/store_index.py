@@ -74,6 +74,7 @@ class Index:
         self._code: bytes | None = None
         self._prefix = os.fspath(root).rstrip("/") + "/"
         self._stats: list[tuple[str | None, str, bytes]] = []   # new stats, not written yet
+        self._fetched: dict[str, dict[str, bytes]] = {}   # form → path → bytes (prefetch)
 
     def digest(self, data: bytes) -> bytes:
         return hashlib.blake2b(self._code_digest() + data, digest_size=20).digest()
@@ -108,12 +109,25 @@ class Index:
     def row(self, path: Path) -> Row | None:
         return self._load().get(self._rel(path))
 
+    def prefetch(self, form: str) -> None:
+        """Reads the `form` of every row at once (a scan of the store asks for each)."""
+        self._load()
+        if self._db is None:
+            return
+        try:
+            self._fetched[form] = dict(self._db.execute(
+                f"SELECT path, {_FORMS[_FORMS.index(form)]} FROM record"))
+        except sqlite3.Error:
+            self._db = None
+
     def form(self, path: Path, form: str) -> bytes | None:
         """The record's slim or brief form (slim.encode's bytes) of the row of `path`."""
         rel = self._rel(path)
         if rel in self._forms or self._db is None:
             found = self._forms.get(rel)
             return found[_FORMS.index(form)] if found else None
+        if rel in self._fetched.get(form, {}):
+            return self._fetched[form].pop(rel)   # read once: a later ask reads the row
         try:
             found = self._db.execute(f"SELECT {_FORMS[_FORMS.index(form)]} FROM record "
                                      "WHERE path = ?", (rel,)).fetchone()
@@ -133,6 +147,8 @@ class Index:
         known[rel] = Row(stat, digest)
         if forms is not None:
             self._forms[rel] = forms
+            for fetched in self._fetched.values():
+                fetched.pop(rel, None)
         if self._db is None:
             return
         if forms is None:   # a new stat only: written with the others (a checkout: every row)
