@@ -305,10 +305,6 @@ class Store:
         row = self.index.row(path)
         return row.digest.hex() if row is not None else ""
 
-    def record(self, path: Path) -> dict[str, Any] | None:
-        """The whole record at `path` (None when there is none)."""
-        return self._read(path)
-
     def summary(self, path: Path, form: str = "slim") -> dict[str, Any] | None:
         """The record at `path` in `form` (slim.FORMS). A slim or brief one comes from the
         index while the file's stat is the row's (the file is not opened), or its bytes are the

@@ -1,5 +1,5 @@
 """The store's index: for each record file, the stat and hash of the bytes that were read and
-validated, and the record's slim form (slim.py), so that a store of thousands of records is
+validated, and the record's slim and brief forms (slim.py), so that a store of thousands of records is
 parsed and checked once, not on every command, and a table of its whole history reads no
 record file.
 
@@ -62,8 +62,8 @@ class Row:
 
 class Index:
     """Which record files were read and validated (row), their slim and brief forms (form),
-    and noting a file read (put). Opened on first use; every failure of the database leaves it unused,
-    with what this process read kept in memory."""
+    and noting a file read (put). Opened on first use; every failure of the database leaves
+    it unused, with what this process read kept in memory."""
 
     def __init__(self, root: Path, sources: tuple[str, ...]):
         self.root = root
