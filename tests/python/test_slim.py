@@ -98,7 +98,8 @@ def test_a_brief_holds_each_instance_with_its_b_and_allocs_per_op():
             ok = not r.get("error") and r["alloc"] is not None
             expected.append([r["name"], [float(r["alloc"]["bytes_per_op"]),
                                          float(r["alloc"]["allocs_per_op"])] if ok else None])
-        assert brief["results"] == expected
+        assert json.loads(brief["results"]) == expected
+        assert list(slim.stepped(brief).items()) == [tuple(e) for e in expected]
         assert {k: brief[k] for k in ("sha", "label", "status", "committed", "time_measured")} \
             == {k: rec[k] for k in ("sha", "label", "status", "committed", "time_measured")}
 

@@ -96,11 +96,11 @@ class Point:
         return {r["name"]: r for r in reversed(self.summary["results"]["results"])} \
             if self.ok else {}
 
-    @cached_property
+    @property
     def steps(self) -> dict[str, list[float] | None]:
         """Instance name → [B/op, allocs/op], None where it failed or measured neither
-        (slim.brief's; the first of a name)."""
-        return dict(reversed(self.brief["results"])) if self.ok else {}
+        (slim.stepped's, shared by the revisions of equal briefs: read only)."""
+        return slim.stepped(self.brief) if self.ok else {}
 
     def result(self, name: str) -> dict[str, Any] | None:
         """The instance's whole result."""
@@ -139,9 +139,11 @@ class History:
     @cached_property
     def _names(self) -> tuple[str, ...]:
         names: dict[str, None] = {}
+        seen: set[str] = set()   # briefs' texts: revisions of equal ones add nothing
         for point in reversed(self.points):
-            if point.ok:
-                names.update((name, None) for name, _ in point.brief["results"])
+            if point.ok and point.brief["results"] not in seen:
+                seen.add(point.brief["results"])
+                names.update(dict.fromkeys(point.steps))
         return tuple(names)
 
     def measured(self) -> list[Point]:

@@ -50,19 +50,26 @@ def steps(histories: list[History], bisects: list[dict[str, Any]]) -> list[Step]
     found = []
     for history in histories:
         exact = _exact(bisects, history)
-        last: dict[str, tuple[Point, list[float]]] = {}   # name → where it was last measured
+        where: dict[str, Point] = {}                 # name → where it was last measured
+        last: dict[str, list[float]] = {}            # … and what it measured there
         of: dict[str, list[Step]] = {}
+        text, measured = None, []
         for point in history.measured():   # one pass over the revisions, each brief
-            for name, values in point.steps.items():
-                if values is None:
-                    continue
-                before = last.get(name)
-                if before is not None and values != before[1]:
+            steps = point.steps
+            if point.brief["results"] == text:   # what the revision before measured: no step
+                where.update(dict.fromkeys(measured, point))
+                continue
+            text = point.brief["results"]
+            measured = [name for name, values in steps.items() if values is not None]
+            for name in measured:
+                values, before = steps[name], last.get(name)
+                if before is not None and values != before:
+                    old = where[name]
                     of.setdefault(name, []).append(Step(
-                        history, name, before[0], point,
-                        {m: (before[1][k], values[k]) for k, m in enumerate(METRICS)},
-                        exact.get((name, before[0].sha, point.sha))))
-                last[name] = (point, values)
+                        history, name, old, point,
+                        {m: (before[k], values[k]) for k, m in enumerate(METRICS)},
+                        exact.get((name, old.sha, point.sha))))
+                where[name], last[name] = point, values
         found += [step for name in history.names() for step in of.get(name, [])]
     # Stable: steps of one size in the order of the history's names, then of its revisions.
     return sorted(found, key=lambda s: tuple(-x for x in s.size()))
