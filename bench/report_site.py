@@ -17,23 +17,27 @@ for a few instances that change B/op (and allocs/op) at a few revisions, a faile
 and commits in between, `committed` dates increasing, and time samples that differ by a few
 percent from revision to revision (noise, as real sweeps have; jemalloc's ~8 % faster, with
 larger usable sizes and footprints). Records are written one at a time by allocbench's own
-Store.put, in the format and with the recipe a default `allocbench sweep` writes (sweep.Plan's);
-beside the store, a git repository holds the revisions as commits (their subjects, dates and
-tags), which sweep-table selects from as it would from the project's.
+Store.put, in the format and with the recipe a default `allocbench sweep` writes (sweep.Plan's),
+at <size>/store/results and committed there, as ci/github/publish.yml keeps a store on a branch
+of its own (store/results of a worktree of that branch); beside it a git repository
+(<size>/repo) holds the revisions as commits (their subjects, dates and tags), which
+sweep-table selects from as it would from the project's.
 
 Each timing is a fresh process (Python start and imports included, as a CI job pays them),
 measured --repeat times, for every size; the wall time and the CPU time (user + system of the
 child, which other load on the machine hardly changes) are kept:
   first read          `allocbench report --store S --out O` of a store no command read before:
                       its index (<store>/.allocbench-index*, removed before each run) is built
-  cold report         the same, O new, the index built, of a copy of the store at one path
-                      (<size>/published): the store as a CI job has it, its files checked
-                      out anew (other inodes and ctimes) and its index restored from a cache
+  cold report         the same, O new, the index built, of a clone of the store's branch at
+                      one path (<size>/published/results): the store as a CI job has it, its
+                      files checked out anew (other inodes and ctimes), its index restored
+                      from a cache
   sweep-table         `allocbench sweep-table --range FIRST..LAST` of every revision of one
                       allocator (stdout to <size>/sweep-table.md; it must exit 0)
   sweep probe         what `allocbench sweep` does with the store for one new revision
                       (--probe-sweep: sweep.Plan.stored, twice as sweep asks, Plan.previous,
-                      then Store.put of its two records), into a new copy at that path
+                      then Store.put of its two records), into a new clone at that path,
+                      then committed there (publish.yml's "Keep the store", not timed)
   one more revision   `allocbench report` of that copy into the cold report's --out: the
                       rebuild a CI job does after every push (unchanged pictures and older
                       pages are copied)
@@ -44,8 +48,9 @@ revision ≤ 5 s and ≤ 1.3× its cost at 500 revisions (else the next smaller 
 ≤ 60 s, sweep-table ≤ 3 s, store ≤ 100 MB and ≤ 25 KB per record, site ≤ 40 MB. --out also
 writes every number as JSON. --keep DIR keeps the repositories, stores and sites there, one
 folder per size (to look at, or to profile a rebuild: python3 -m cProfile -o prof -m allocbench
-report --store DIR/500/store-plus-one --out DIR/500/cold-3, with PYTHONPATH=<repo>/scripts;
-the store moved there from published/ had its report already: copy cold-3 first).
+report --store DIR/500/store-plus-one/results --out DIR/500/cold-3, with
+PYTHONPATH=<repo>/scripts; the clone moved there from published/ had its report already: copy
+cold-3 first).
 """
 
 from __future__ import annotations
@@ -247,6 +252,36 @@ def make_repo(folder: Path, revisions: list[dict[str, Any]]) -> list[str]:
     return [shas[f":{mark}"] for mark in range(1, len(revisions) + 1)]
 
 
+def git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(folder), "-c", "user.name=Report Site", "-c",
+                    "user.email=report-site@example.com", *args], check=True,
+                   capture_output=True)
+
+
+def commit(folder: Path, init: bool = False) -> None:
+    """publish.yml's "Keep the store": every record under `folder` added to git's index and
+    committed when anything is new (the store's .gitignore keeps its index out)."""
+    if init:
+        git(folder, "init", "--quiet", "--initial-branch=allocbench-store")
+    git(folder, "add", "-A")
+    if subprocess.run(["git", "-C", str(folder), "diff", "--cached", "--quiet"]).returncode:
+        git(folder, "commit", "--quiet", "-m", "store")
+
+
+def check_out(branch: Path, to: Path) -> None:
+    """A fresh clone of the store's branch at `to`, with the index of the branch's store
+    beside its records (what publish.yml restores from the actions cache). A CI job's sweep
+    takes minutes between its checkout and its "Keep the store" (git add -A): git's index
+    then holds each file's stat as clean. Files written within a second of that index, as a
+    clone here is, would be "racily clean" to git, compared by their contents on every git
+    status; the bench waits that second, then adds (commit())."""
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(branch), str(to)],
+                   check=True, capture_output=True)
+    for index in (branch / "results").glob(INDEX):
+        shutil.copyfile(index, to / "results" / index.name)
+    time.sleep(1.1)
+
+
 def write_store(root: Path, history: History, indices: range) -> int:
     """Writes each record as soon as it is made: a large store is never held in memory."""
     store = Store(root)
@@ -373,9 +408,11 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
         if not keep:
             shutil.rmtree(folder)
 
-    repo, store, new = work / "repo", work / "store", work / "one-more.json"
+    repo, branch, new = work / "repo", work / "store", work / "one-more.json"
+    store = branch / "results"
     history = History(revisions, seed, repo)
     records = write_store(store, history, range(revisions))
+    commit(branch, init=True)
     new.write_text(json.dumps([history.record(revisions, a) for a in ALLOCATORS]))
 
     first = []
@@ -391,8 +428,9 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
     published = work / "published"
     cold, cold_sizes = [], []
     for k in range(1, repeat + 1):
-        shutil.copytree(store, published, symlinks=True)   # with its index
-        cold.append(report(published, work / f"cold-{k}"))
+        check_out(branch, published)
+        commit(published)   # nothing new: git's index refreshed, as publish.yml's add does
+        cold.append(report(published / "results", work / f"cold-{k}"))
         cold_sizes.append(size(work / f"cold-{k}"))
         shutil.rmtree(published)
     tables = [sweep_table(repo, store, history, work / "sweep-table.md")
@@ -400,9 +438,10 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
     probes, rebuilt, rebuilt_sizes = [], [], []
     sha = history.revisions[revisions]["sha"]
     for k in range(1, repeat + 1):
-        shutil.copytree(store, published, symlinks=True)
-        probes.append(sweep_probe(published, sha, new))
-        rebuilt.append(report(published, work / f"cold-{k}"))   # the cold build, rebuilt
+        check_out(branch, published)
+        probes.append(sweep_probe(published / "results", sha, new))
+        commit(published)   # the cold build's site, rebuilt:
+        rebuilt.append(report(published / "results", work / f"cold-{k}"))
         rebuilt_sizes.append(size(work / f"cold-{k}"))
         if keep and k == repeat:
             published.rename(work / "store-plus-one")

@@ -313,7 +313,7 @@ def test_report_site_measures_each_store_size_side_by_side(tmp_path):
     pages = 1 + instances + 2 + 2   # the index, a page per instance, a sweep page and the
     for run in doc["runs"]:         # newest run per history
         n, folder = run["revisions"], keep / str(run["revisions"])
-        store = folder / "store"
+        store = folder / "store" / "results"
         # The store: every record valid (allocbench's own check), one per revision and
         # allocator, the failed builds as many for both; the tags every fifth revision.
         records = [r for _, r in Store(store).records()]
@@ -336,10 +336,18 @@ def test_report_site_measures_each_store_size_side_by_side(tmp_path):
 
         # The one more revision: the newest commit, stored by the sweep probe for both
         # allocators into the copy the rebuild reported on.
-        plus_one = folder / "store-plus-one"
+        plus_one = folder / "store-plus-one" / "results"
         added = [r for _, r in Store(plus_one).records() if r["sha"] == run["new_sha"]]
         assert sorted(r["allocator"] for r in added) == ["jemalloc", "system"]
         assert len(list(Store(plus_one).records())) == 2 * n + 2
+        # Both committed on the store's branch (the new records in the clone's newest commit),
+        # as publish.yml keeps the store; its index is not.
+        listed = subprocess.run(["git", "-C", str(plus_one), "ls-files"], capture_output=True,
+                                text=True, check=True).stdout.split()
+        assert len([f for f in listed if f.endswith(".json.gz")]) == 2 * n + 2
+        assert not any(".allocbench-index" in f for f in listed)
+        assert subprocess.run(["git", "-C", str(plus_one), "status", "--porcelain"],
+                              capture_output=True, text=True, check=True).stdout == ""
         assert all(r["status"] == "ok" and r["committed"] > max(s["committed"] for s in records)
                    and r["results"]["context"]["revision"]["sha"] == r["sha"] for r in added)
         # The probe decides as a sweep does (sweep.Plan.stored): a stored revision is not

@@ -242,8 +242,8 @@ def test_forms_in_an_index_of_other_bytes_are_not_served(tmp_path, settled):
     lie = slim.of(on_disk(path))
     lie["results"]["results"][0]["alloc"]["bytes_per_op"] = 1
     with db:
-        db.execute("UPDATE record SET stat = 'another machine', digest = ?, slim = ?, brief = ?",
-                   (b"\0" * 20, slim.encode(lie), slim.encode(slim.brief(lie))))
+        db.execute("UPDATE record SET stat = 'another machine', digest = ?, slim = ?, brief = ?,"
+                   " steps = ?", (b"\0" * 20, slim.encode(lie), *slim.encode_brief(slim.brief(lie))))
     db.close()
     for _ in range(2):
         for form in ("slim", "brief"):
@@ -269,6 +269,89 @@ def test_a_checkout_of_the_store_with_its_index_parses_no_record(tmp_path, check
     assert [bytes_per_op_of(copy.summary(p, "brief")) for p in moved] == [10, 20]
     assert len(checks) == checked and parsed == []
     assert all(copy.index.fresh(p) for p in moved)   # and by its stat from now on
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com")
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          check=True, env=env, timeout=60).stdout
+
+
+@pytest.fixture
+def opened(monkeypatch) -> list[Path]:
+    """The record files the store opened, in order."""
+    seen: list[Path] = []
+    real = store.read_bytes
+    monkeypatch.setattr(store, "read_bytes", lambda path, what: seen.append(path) or
+                        real(path, what))
+    return seen
+
+
+def checked_out(tmp_path: Path, values: list[int]) -> tuple[Path, list[Path]]:
+    """publish.yml's store: records committed on a branch of a repository, its index built
+    by a report, then a fresh clone (every file's stat new) with that index beside: (the
+    clone's store folder, its records' paths)."""
+    repo = tmp_path / "repo"
+    root = repo / "results"
+    paths = [store.Store(root).put(record(f"{n + 1:040x}", v)) for n, v in enumerate(values)]
+    git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "store")
+    list(store.Store(root).scan("brief"))
+    gc.collect()
+    git(tmp_path, "clone", "-q", str(repo), "clone")
+    clone = tmp_path / "clone" / "results"
+    shutil.copyfile(root / store_index.NAME, clone / store_index.NAME)
+    return clone, [clone / p.relative_to(root) for p in paths]
+
+
+def brief_values(root: Path) -> list[float]:
+    return [bytes_per_op_of(r) for _, r, _ in store.Store(root).scan("brief")]
+
+
+def test_a_checkout_of_a_store_on_a_git_branch_opens_no_record_file(tmp_path, monkeypatch,
+                                                                    checks, opened):
+    monkeypatch.setattr(store, "_ASK_GIT", 3)   # 64 records in a scan, else
+    clone, paths = checked_out(tmp_path, [10, 20, 30, 40])
+    checked, before = len(checks), len(opened)
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))   # the store's own git is asked
+    assert not any(store.Store(clone).index.fresh(p) for p in paths)   # each stat is new
+    assert brief_values(clone) == [10, 20, 30, 40]
+    assert opened[before:] == [] and len(checks) == checked
+    # git's word covers the bytes it checked out: a file changed since is read and checked.
+    changed = on_disk(paths[2])
+    changed["results"]["results"][0]["alloc"]["bytes_per_op"] = 31
+    paths[2].write_bytes(gzip.compress(json.dumps(changed).encode()))
+    before = len(opened)
+    assert brief_values(clone) == [10, 20, 31, 40]
+    assert paths[2] in opened[before:] and checks[checked:] == [paths[2]]
+    # … and so is one changed and added to git's index (its blob is of the new bytes).
+    changed["results"]["results"][0]["alloc"]["bytes_per_op"] = 32
+    paths[2].write_bytes(gzip.compress(json.dumps(changed).encode()))
+    git(clone.parent, "add", "-A")
+    assert brief_values(clone) == [10, 20, 32, 40]
+
+
+def test_git_is_asked_only_of_a_store_in_a_work_tree_and_of_its_tracked_files(tmp_path,
+                                                                              monkeypatch,
+                                                                              opened):
+    monkeypatch.setattr(store, "_ASK_GIT", 2)
+    clone, paths = checked_out(tmp_path, [10, 20, 30])
+    untracked = store.Store(clone).put(record(f"{9:040x}", 90))
+    assert set(store_index.git_blobs(clone)) == {".gitignore"} | {
+        p.relative_to(clone).as_posix() for p in paths}
+    before = len(opened)
+    assert brief_values(clone) == [10, 20, 30, 90]
+    assert untracked in opened[before:]
+    # Not in a work tree (git's folder gone): every file read, nothing else changes.
+    shutil.rmtree(tmp_path / "clone" / ".git")
+    assert store_index.git_blobs(clone) == {}
+    shutil.copytree(clone, tmp_path / "plain")
+    before = len(opened)
+    assert brief_values(tmp_path / "plain") == [10, 20, 30, 90]
+    assert len(opened) - before == 4
 
 
 @pytest.mark.parametrize("damage", [b"not a database at all" * 100, b""])
@@ -299,8 +382,10 @@ def test_an_index_that_cannot_be_opened_is_done_without(tmp_path, checks):
 
 def test_the_index_is_ignored_by_git_and_the_records_are_not(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    # publish.yml: the index restored from the cache, a record put by the sweep, no read yet.
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / store_index.NAME).write_bytes(b"restored")
     path = store.Store(tmp_path / "results").put(record())
-    store.Store(tmp_path / "results").get("m1", "system", SHA)
     subprocess.run(["git", "-C", str(tmp_path), "add", "-A", "."], check=True)
     added = subprocess.run(["git", "-C", str(tmp_path), "diff", "--cached", "--name-only"],
                            capture_output=True, text=True, check=True).stdout.split()

@@ -107,3 +107,29 @@ def encode(slim: dict[str, Any]) -> bytes:
 
 def decode(data: bytes) -> dict[str, Any]:
     return json.loads(zlib.decompress(data))
+
+
+def encode_brief(brief_record: dict[str, Any]) -> tuple[bytes, bytes | None]:
+    """A brief record as the index keeps it: the JSON of its fields but the instances (a few
+    hundred bytes), and the instances' text compressed (None for a failure's: it has none).
+    Equal texts compress to equal bytes: decode_brief reads each once."""
+    text = brief_record.get("results")
+    if not isinstance(text, str):
+        return json.dumps(brief_record, separators=(",", ":")).encode(), None
+    fields = {k: v for k, v in brief_record.items() if k != "results"}
+    return json.dumps(fields, separators=(",", ":")).encode(), zlib.compress(text.encode(), 1)
+
+
+_TEXTS: dict[bytes, str] = {}
+
+
+def decode_brief(fields: bytes, instances: bytes | None) -> dict[str, Any]:
+    record = json.loads(fields)
+    if instances is not None:
+        text = _TEXTS.get(instances)
+        if text is None:
+            if len(_TEXTS) > 100_000:
+                _TEXTS.clear()
+            text = _TEXTS[instances] = zlib.decompress(instances).decode()
+        record["results"] = text
+    return record

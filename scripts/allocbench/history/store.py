@@ -53,6 +53,7 @@ from allocbench.base.fileio import decode_text, parse_json, read_bytes, write_at
 from allocbench.base.validate import Checker
 from allocbench.history import slim as slimming
 from allocbench.history.log_summary import informative_line
+from allocbench.history import store_index
 from allocbench.history.store_index import Index
 
 STORE_VERSION = 2          # what put() writes
@@ -64,6 +65,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _RECIPE = re.compile(r"^[0-9a-f]{16}$")
 FIX = "delete the file; the next sweep measures that revision again"
+_ASK_GIT = 64   # records a scan reads before it asks git which files a checkout left as they are
 
 
 def machine_id(given: str | None = None) -> str:
@@ -231,6 +233,7 @@ class Store:
         path = self.path(record["machine"], record["allocator"], record["sha"], record["recipe"])
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, encode(record))
+        store_index.ignore(self.root)
         version1 = path.with_name(f"{record['recipe']}.json")   # the same key, version 1
         if os.path.lexists(version1):
             version1.unlink()
@@ -279,7 +282,11 @@ class Store:
         paths = self.paths()
         if form != "whole" and len(paths) > 1:
             self.index.prefetch(form)
+        asked = len(paths) < _ASK_GIT
         for path in paths:
+            if not asked and not self.index.fresh(path):
+                self.index.ask_git()   # a checkout of the store: every stat changed
+                asked = True
             try:
                 yield path, self.summary(path, form), ""
             except UserError as e:
@@ -310,12 +317,16 @@ class Store:
         index while the file's stat is the row's (the file is not opened), or its bytes are the
         row's (a checkout of the store: read and hashed, not parsed); else from the file, read
         and validated as _read does."""
-        if form == "whole" or not os.path.lexists(path):
+        if form == "whole":
             return self._read(path)
-        if self.index.fresh(path):   # else _bytes says what is wrong with it, if anything
-            found = self._form(path, form)
+        row = self.index.row(path)
+        if (row is not None and row.digest == self.index.vouched(path)) or \
+                self.index.fresh(path):
+            found = self._form(path, form)   # else _bytes says what is wrong, if anything
             if found is not None:
                 return found
+        if not os.path.lexists(path):
+            return None
         data, digest, stat, row = self._bytes(path)
         if row is not None and row.digest == digest:
             found = self._form(path, form)
@@ -329,10 +340,12 @@ class Store:
         return slimming.of(record) if form == "slim" else slimming.brief(record)
 
     def _form(self, path: Path, form: str) -> dict[str, Any] | None:
-        data = self.index.form(path, form)
+        parts = self.index.form(path, form)
         try:
-            return None if data is None else slimming.decode(data)
-        except (zlib.error, ValueError):
+            if parts is None:
+                return None
+            return slimming.decode(*parts) if form == "slim" else slimming.decode_brief(*parts)
+        except (zlib.error, ValueError, TypeError, UnicodeDecodeError):
             return None   # a damaged row: the file has it
 
     def _read(self, path: Path) -> dict[str, Any] | None:
@@ -377,7 +390,7 @@ class Store:
 def _forms(record: dict[str, Any]) -> tuple[bytes, bytes]:
     """The slim and brief forms of a record, as the index keeps them."""
     slim = slimming.of(record)
-    return slimming.encode(slim), slimming.encode(slimming.brief(slim))
+    return slimming.encode(slim), *slimming.encode_brief(slimming.brief(slim))
 
 
 def preference(record: dict[str, Any]) -> tuple[bool, str]:

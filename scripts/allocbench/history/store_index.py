@@ -34,19 +34,25 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import subprocess
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 NAME = ".allocbench-index.sqlite3"
 IGNORE = f"{NAME}*\n"
-VERSION = 2   # of the schema: an index of another version is dropped and rebuilt
+VERSION = 3   # of the schema: an index of another version is dropped and rebuilt
 _SCHEMA = "CREATE TABLE IF NOT EXISTS record (path TEXT PRIMARY KEY, stat TEXT, " \
-          "digest BLOB NOT NULL, slim BLOB NOT NULL, brief BLOB NOT NULL) WITHOUT ROWID"
-_FORMS = ("slim", "brief")   # the columns of a record's forms (slim.py), each slim.encode'd
+          "digest BLOB NOT NULL, slim BLOB NOT NULL, brief BLOB NOT NULL, steps BLOB) " \
+          "WITHOUT ROWID"
+# The columns of a record's forms (slim.py): the slim one slim.encode'd, the brief one as
+# slim.encode_brief's two parts.
+_COLUMNS = ("slim", "brief", "steps")
+_FORMS = {"slim": (0,), "brief": (1, 2)}   # form → its columns
 _BUSY_S = 30.0
 RACY_NS = 2_000_000_000
 _BATCH = 512   # new stats written at once
+_GIT_S = 60.0  # for each git command of git_blobs
 
 
 def _code_digest(sources: tuple[str, ...]) -> bytes:
@@ -70,14 +76,20 @@ class Index:
         self.sources = sources   # the files of the code that validates and slims a record
         self._db: sqlite3.Connection | None = None
         self._rows: dict[str, Row] | None = None
-        self._forms: dict[str, tuple[bytes, bytes]] = {}   # put by this process, no db
+        self._forms: dict[str, tuple[bytes, bytes, bytes | None]] = {}   # put here, no db
         self._code: bytes | None = None
         self._prefix = os.fspath(root).rstrip("/") + "/"
         self._stats: list[tuple[str | None, str, bytes]] = []   # new stats, not written yet
-        self._fetched: dict[str, dict[str, bytes]] = {}   # form → path → bytes (prefetch)
+        self._fetched: dict[str, dict[str, tuple]] = {}   # form → path → columns (prefetch)
+        self._git: dict[str, bytes] | None = None   # ask_git's
 
     def digest(self, data: bytes) -> bytes:
-        return hashlib.blake2b(self._code_digest() + data, digest_size=20).digest()
+        """The digest of a file's bytes `data` for the code that reads them."""
+        return self.digest_of_blob(hashlib.sha1(b"blob %d\0" % len(data) + data).digest())
+
+    def digest_of_blob(self, blob: bytes) -> bytes:
+        """The same of a file whose git blob id (of its bytes) is `blob`."""
+        return hashlib.blake2b(self._code_digest() + blob, digest_size=20).digest()
 
     def stat_key(self, st: os.stat_result) -> str:
         """A file's stat, as a row keeps it, with the code's digest: the rows another
@@ -115,31 +127,43 @@ class Index:
         if self._db is None:
             return
         try:
-            self._fetched[form] = dict(self._db.execute(
-                f"SELECT path, {_FORMS[_FORMS.index(form)]} FROM record"))
+            self._fetched[form] = {row[0]: row[1:] for row in self._db.execute(
+                f"SELECT path, {_select(form)} FROM record")}
         except sqlite3.Error:
             self._db = None
 
-    def form(self, path: Path, form: str) -> bytes | None:
-        """The record's slim or brief form (slim.encode's bytes) of the row of `path`."""
+    def form(self, path: Path, form: str) -> tuple[bytes | None, ...] | None:
+        """The row's columns of the record's slim or brief form (_FORMS) at `path`."""
         rel = self._rel(path)
         if rel in self._forms or self._db is None:
             found = self._forms.get(rel)
-            return found[_FORMS.index(form)] if found else None
+            return tuple(found[k] for k in _FORMS[form]) if found else None
         if rel in self._fetched.get(form, {}):
             return self._fetched[form].pop(rel)   # read once: a later ask reads the row
         try:
-            found = self._db.execute(f"SELECT {_FORMS[_FORMS.index(form)]} FROM record "
-                                     "WHERE path = ?", (rel,)).fetchone()
+            return self._db.execute(f"SELECT {_select(form)} FROM record WHERE path = ?",
+                                    (rel,)).fetchone()
         except sqlite3.Error:
             self._db = None
             return None
-        return found[0] if found else None
+
+    def vouched(self, path: Path) -> bytes | None:
+        """The digest (as digest() gives it) of the file at `path` that git vouches for, when
+        ask_git() was called and git's index says the file is as it checked it out."""
+        blob = self._git.get(self._rel(path)) if self._git else None
+        return self.digest_of_blob(blob) if blob is not None else None
+
+    def ask_git(self) -> None:
+        """What git knows of the store's files (git_blobs), for vouched(): a store kept on a
+        git branch and checked out anew has every file's stat changed."""
+        if self._git is None:
+            self._git = git_blobs(self.root)
 
     def put(self, path: Path, stat: str | None, digest: bytes,
-            forms: tuple[bytes, bytes] | None) -> None:
+            forms: tuple[bytes, bytes, bytes | None] | None) -> None:
         """Notes that `path`, of stat `stat`, holds the valid bytes of `digest`; `forms`: its
-        slim and brief forms, None when the row has them (only the stat changed)."""
+        slim and brief forms (_COLUMNS' values), None when the row has them (only the stat
+        changed)."""
         rel = self._rel(path)
         known = self._load()
         if known.get(rel) == Row(stat, digest) and forms is None:
@@ -158,7 +182,7 @@ class Index:
             return
         try:
             with self._db:
-                self._db.execute("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?, ?)",
+                self._db.execute("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?, ?, ?)",
                                  (rel, stat, digest, *forms))
             self._forms.pop(rel, None)   # in the database now: not kept twice
         except sqlite3.Error:
@@ -197,7 +221,7 @@ class Index:
                 db.isolation_level = "DEFERRED"
                 self._db = db
                 weakref.finalize(self, _flush, db, self._stats)   # at the end, or at exit
-                _ignore(self.root)
+                ignore(self.root)
                 return
             except sqlite3.OperationalError:
                 return   # cannot be opened or written here (a read-only store): no index
@@ -207,6 +231,43 @@ class Index:
                     return
             except (sqlite3.Error, OSError):
                 return
+
+
+def _select(form: str) -> str:
+    return ", ".join(_COLUMNS[k] for k in _FORMS[form])
+
+
+def git_blobs(root: Path) -> dict[str, bytes]:
+    """Path (relative to `root`) → git blob id of each regular file under `root` that git
+    tracks and finds unchanged since it checked the file out or added it (as `git status`
+    does: by its index's stat of the file, its contents compared where that stat is racy); {}
+    when `root` is not in a git work tree, or git cannot tell. Files git changes on checkout
+    (end-of-line conversion, filters) have blob ids of other bytes than theirs: they match no
+    row and are read."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"   # only reading: never rewrite the checkout's index
+    git = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-C",
+           os.fspath(root)]
+    try:
+        listed = subprocess.run([*git, "ls-files", "--stage", "-z"], capture_output=True,
+                                env=env, timeout=_GIT_S, check=True).stdout
+        changed = subprocess.run([*git, "diff-files", "--name-only", "--relative", "-z"],
+                                 capture_output=True, env=env, timeout=_GIT_S,
+                                 check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    skip = set(changed.split(b"\0"))
+    found: dict[str, bytes] = {}
+    for entry in listed.split(b"\0"):
+        head, _, name = entry.partition(b"\t")
+        parts = head.split(b" ")
+        if len(parts) == 3 and parts[0] in (b"100644", b"100755") and parts[2] == b"0" \
+                and len(parts[1]) == 40 and name not in skip:
+            try:
+                found[os.fsdecode(name)] = bytes.fromhex(parts[1].decode("ascii"))
+            except ValueError:
+                continue
+    return found
 
 
 def _flush(db: sqlite3.Connection, stats: list[tuple[str | None, str, bytes]]) -> None:
@@ -230,9 +291,11 @@ def _set_aside(path: Path) -> bool:
         return False
 
 
-def _ignore(root: Path) -> None:
+def ignore(root: Path) -> None:
     """The store's .gitignore names the index (a store on a git branch commits the records
-    only); a .gitignore the user wrote is left as it is if it names it already."""
+    only); a .gitignore the user wrote is left as it is if it names it already. Written when
+    the index is opened and when a record is: publish.yml restores the index from a cache
+    before its sweep, whose new records are then committed with `git add -A`."""
     ignore = root / ".gitignore"
     try:
         text = ignore.read_text(encoding="utf-8") if ignore.is_file() else ""

@@ -147,7 +147,23 @@ class History:
         return tuple(names)
 
     def measured(self) -> list[Point]:
-        return [p for p in self.points if p.ok]
+        return list(self._measured)
+
+    @cached_property
+    def _measured(self) -> tuple[Point, ...]:   # every scenario page asks
+        return tuple(p for p in self.points if p.ok)
+
+    def at(self, sha: str, name: str) -> Point | None:
+        """The first revision `sha` of this history that has the instance `name` (results
+        files: several may be of one sha)."""
+        return next((p for p in self._by_sha.get(sha, ()) if p.has(name)), None)
+
+    @cached_property
+    def _by_sha(self) -> dict[str, list[Point]]:
+        found: dict[str, list[Point]] = {}
+        for point in self.points:
+            found.setdefault(point.sha, []).append(point)
+        return found
 
     def columns(self) -> list[Column]:
         return [p.column() for p in self.points]

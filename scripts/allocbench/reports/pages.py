@@ -220,8 +220,7 @@ def _allocators(site: Site, primary: History, name: str) -> dict[str, Any] | Non
         return None
     shared = None
     for point in reversed(primary.points):
-        found = [next((p for p in h.points if p.sha == point.sha and p.has(name)), None)
-                 for h in same]
+        found = [h.at(point.sha, name) for h in same]
         if point.sha and all(found):
             shared = found
             break
