@@ -180,7 +180,11 @@ def _folders(folder: str | os.PathLike) -> list[str]:
 
 def _key(path: Path | os.DirEntry) -> str:
     """The file's name without .json or .json.gz: its sha or its recipe."""
-    return path.name[:-len(GZ)] if path.name.endswith(GZ) else os.path.splitext(path.name)[0]
+    return _name_key(path.name)
+
+
+def _name_key(name: str) -> str:
+    return name[:-len(GZ)] if name.endswith(GZ) else os.path.splitext(name)[0]
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -260,6 +264,9 @@ class Store:
 
     def paths(self) -> list[Path]:
         """The files where records are kept, in a stable order."""
+        return [Path(p) for p in self._paths()]
+
+    def _paths(self) -> list[str]:
         if not self.root.is_dir():
             return []
         # What */*/<sha>.json and */*/<sha>/<recipe>.json[.gz] match, by os.scandir: pathlib's
@@ -273,13 +280,14 @@ class Store:
                 elif _SHA.match(name) and _is_dir(entry):
                     paths += [e.path for e in _entries(entry.path)
                               if e.name.endswith((".json", GZ)) and _RECIPE.match(_key(e))]
-        return [Path(p) for p in sorted(paths, key=lambda p: p.split(os.sep))]   # Path's order
+        return sorted(paths, key=lambda p: p.split(os.sep))   # Path's order
 
-    def scan(self, form: str = "whole") -> Iterator[tuple[Path, dict[str, Any] | None, str]]:
+    def scan(self, form: str = "whole") -> Iterator[tuple[str, dict[str, Any] | None, str]]:
         """Every record as records() gives it (or its slim or brief `form`), but a damaged
         one as (path, None, why) instead of an error: a report shows it as unreadable and goes
-        on."""
-        paths = self.paths()
+        on. The paths are strings (place() and summary() take them): a scan of thousands of
+        records reads them from the index, and making a Path of each cost more."""
+        paths = self._paths()
         if form != "whole" and len(paths) > 1:
             self.index.prefetch(form)
         asked = len(paths) < _ASK_GIT
@@ -293,11 +301,13 @@ class Store:
                 yield path, None, str(e)
 
     @staticmethod
-    def place(path: Path) -> tuple[str, str, str]:
+    def place(path: Path | str) -> tuple[str, str, str]:
         """(machine, allocator, sha) of a record's file, from its place in the store."""
-        if _SHA.match(_key(path)):
-            return path.parent.parent.name, path.parent.name, _key(path)
-        return path.parent.parent.parent.name, path.parent.parent.name, path.parent.name
+        parts = ["", "", ""] + os.fspath(path).split(os.sep)   # as Path's names of a short one
+        key = _name_key(parts[-1])
+        if _SHA.match(key):   # <machine>/<allocator>/<sha>.json
+            return parts[-3], parts[-2], key
+        return parts[-4], parts[-3], parts[-2]   # <machine>/<allocator>/<sha>/<recipe>.json…
 
     def _of(self, folder: Path, sha: str, form: str) -> list[dict[str, Any]]:
         paths = [folder / f"{sha}.json"]
@@ -312,19 +322,20 @@ class Store:
         row = self.index.row(path)
         return row.digest.hex() if row is not None else ""
 
-    def summary(self, path: Path, form: str = "slim") -> dict[str, Any] | None:
+    def summary(self, path: Path | str, form: str = "slim") -> dict[str, Any] | None:
         """The record at `path` in `form` (slim.FORMS). A slim or brief one comes from the
         index while the file's stat is the row's (the file is not opened), or its bytes are the
         row's (a checkout of the store: read and hashed, not parsed); else from the file, read
         and validated as _read does."""
         if form == "whole":
-            return self._read(path)
+            return self._read(Path(path))
         row = self.index.row(path)
         if (row is not None and row.digest == self.index.vouched(path)) or \
                 self.index.fresh(path):
             found = self._form(path, form)   # else _bytes says what is wrong, if anything
             if found is not None:
                 return found
+        path = Path(path)
         if not os.path.lexists(path):
             return None
         data, digest, stat, row = self._bytes(path)
@@ -339,7 +350,7 @@ class Store:
             record = self._check(path, data, digest, stat)
         return slimming.of(record) if form == "slim" else slimming.brief(record)
 
-    def _form(self, path: Path, form: str) -> dict[str, Any] | None:
+    def _form(self, path: Path | str, form: str) -> dict[str, Any] | None:
         parts = self.index.form(path, form)
         try:
             if parts is None:

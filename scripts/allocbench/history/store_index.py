@@ -1,20 +1,28 @@
 """The store's index: for each record file, the stat and hash of the bytes that were read and
-validated, and the record's slim and brief forms (slim.py), so that a store of thousands of records is
-parsed and checked once, not on every command, and a table of its whole history reads no
-record file.
+validated, and the record's slim and brief forms (slim.py), so that a store of thousands of
+records is parsed and checked once, not on every command, and a table of its whole history
+reads no record file.
 
     <store>/.allocbench-index.sqlite3      (and its -wal and -shm files while in use)
 
 A row is keyed by the record file's place in the store. Its hash covers the file's bytes as
-they are on disk and the source of the code that validates and slims them (store.py, slim.py,
-results.py, validate.py, fileio.py): a newer allocbench reads and validates every record
-again. The file's stat (size, mtime, ctime and inode, as git's index keeps them) says whether
-it changed since: a file whose stat is the row's is not opened; one whose stat differs (an
-edit, or a fresh checkout of a store kept on a git branch) is read and hashed, its forms served
-when its bytes are the row's, and it is validated again when they are not. Writing a file sets
-its ctime, which no tool sets back, so a change is always seen. A stat taken within RACY_NS of
-the file's last change is not kept (the change may not have ended; git calls such entries
-racy): the next read hashes that file again.
+they are on disk (by their git blob id, the SHA-1 git names those bytes by) and the source of
+the code that validates and slims them (store.py, slim.py, results.py, validate.py,
+fileio.py): a newer allocbench reads and validates every record again. The file's stat (size,
+mtime, ctime and inode, as git's index keeps them) says whether it changed since: a file whose
+stat is the row's is not opened; one whose stat differs (an edit, or a fresh checkout) is read
+and hashed, its forms served when its bytes are the row's, and it is validated again when they
+are not. Writing a file sets its ctime, which no tool sets back, so a change is always seen. A
+stat taken within RACY_NS of the file's last change is not kept (the change may not have
+ended; git calls such entries racy): the next read hashes that file again.
+
+A store kept on a git branch (ci/github/publish.yml) is checked out anew for every push, every
+stat new. A scan of it asks git instead (git_blobs: `git ls-files --stage`, `git diff-files`):
+a file git's index has as checked out or added, unchanged since by git's own stat check
+(contents compared where that stat is racy), has the blob id git names, and its forms are
+served when that id is the row's, the file not opened; a file git does not track, or finds
+changed, is read and hashed. git's word is as good as a stat of our own: both trust a stat that
+did not change, and the bytes behind a blob id are the bytes the row validated.
 
 A row's forms are trusted for the bytes its hash names: the index must be this machine's, or
 come from a cache only trusted jobs write (ci/github/publish.yml keeps it in the default
@@ -188,11 +196,11 @@ class Index:
         except sqlite3.Error:
             self._db = None   # gone or damaged while in use: the rest of this run without it
 
-    def _rel(self, path: Path) -> str:
+    def _rel(self, path: Path | str) -> str:
         text = os.fspath(path)
         if text.startswith(self._prefix):   # what relative_to says, 20 times faster
             return text[len(self._prefix):]
-        return path.relative_to(self.root).as_posix()
+        return Path(path).relative_to(self.root).as_posix()
 
     def _load(self) -> dict[str, Row]:
         if self._rows is None:

@@ -222,7 +222,7 @@ def from_store(root: Path, machines: list[str], allocators: list[str], site: Sit
     if not root.is_dir():
         raise UserError(f"--store {root}: no such folder; give the folder a sweep wrote (its "
                         "--store, default <repo>/.allocbench/results)")
-    found: dict[tuple[str, str], dict[str, list[tuple[Path, dict | None, str]]]] = {}
+    found: dict[tuple[str, str], dict[str, list[tuple[str, dict | None, str]]]] = {}
     for path, record, error in store.scan("brief"):
         machine, allocator, sha = Store.place(path)
         if (machines and machine not in machines) or (allocators and allocator not in allocators):
@@ -250,18 +250,19 @@ def _system_first(item: tuple[tuple[str, str], Any]) -> tuple:
     return machine, allocator != "system", allocator
 
 
-def _point(store: Store, sha: str, entries: list[tuple[Path, dict[str, Any] | None, str]]) -> Point:
+def _point(store: Store, sha: str, entries: list[tuple[str, dict[str, Any] | None, str]]
+           ) -> Point:
     readable = [(path, record) for path, record, _ in entries if record is not None]
     if not readable:
         path, _, error = entries[0]
-        return Point(sha, sha[:10], "", UNREADABLE, error, None, str(path))
+        return Point(sha, sha[:10], "", UNREADABLE, error, None, path)
     path, record = max(readable, key=lambda pr: preference(pr[1]))
     why = "" if record["status"] == "ok" else problem(record)
     return Point(sha, record["label"], record["subject"], record["status"], why, record,
-                 str(path), functools.partial(_form, store, path), version=store.version(path))
+                 path, functools.partial(_form, store, path), version=store.version(path))
 
 
-def _form(store: Store, path: Path, form: str) -> dict[str, Any]:
+def _form(store: Store, path: str, form: str) -> dict[str, Any]:
     record = store.summary(path, form)
     if record is None:
         raise UserError(f"{path}: was removed while the report was built; build it again")
