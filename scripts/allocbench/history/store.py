@@ -167,6 +167,13 @@ def _entries(folder: str | os.PathLike) -> list[os.DirEntry]:
         return []
 
 
+def _names(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)   # names only: cheaper than scandir's entries
+    except OSError:
+        return []
+
+
 def _is_dir(entry: os.DirEntry) -> bool:
     try:
         return entry.is_dir()   # a link to a folder too, as glob follows it
@@ -278,8 +285,9 @@ class Store:
                 if name.endswith(".json") and _SHA.match(name[:-5]):
                     paths.append(entry.path)
                 elif _SHA.match(name) and _is_dir(entry):
-                    paths += [e.path for e in _entries(entry.path)
-                              if e.name.endswith((".json", GZ)) and _RECIPE.match(_key(e))]
+                    folder = entry.path + os.sep
+                    paths += [folder + n for n in _names(folder)
+                              if n.endswith((".json", GZ)) and _RECIPE.match(_name_key(n))]
         return sorted(paths, key=lambda p: p.split(os.sep))   # Path's order
 
     def scan(self, form: str = "whole") -> Iterator[tuple[str, dict[str, Any] | None, str]]:

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable
 
-from allocbench.base import results
 from allocbench.base.errors import UserError
 from allocbench.base.escape import csv_cell, md_code, md_text
 from allocbench.history.store import passes, problem
@@ -179,7 +178,8 @@ def values(column: Column, names: list[str], section: str, key: str) -> list[flo
     if not column.ok:
         return [FAILED] * len(names)
     no_pass = missing(column, section, key) is not None
-    return [_cell(column.by_name.get(name), section, key, no_pass) for name in names]
+    by_name = column.by_name
+    return [_cell(by_name.get(name), section, key, no_pass) for name in names]
 
 
 def rows(columns: list[Column], names: list[str], section: str, key: str
@@ -200,7 +200,8 @@ def _cell(result: dict[str, Any] | None, section: str, key: str, no_pass: bool
         return FAILED
     if no_pass:
         return NO_PASS
-    found = results.metric(result, {"section": section, "key": key})
+    found = result.get(section)   # results.metric's, without a field per cell
+    found = found.get(key) if isinstance(found, dict) else None
     return FAILED if found is None else found
 
 
