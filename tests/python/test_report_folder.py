@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -227,8 +228,9 @@ def users_site(tmp_path: Path) -> tuple[Path, inputs.Site, dict]:
     return out, inputs.read([], store, [], []), tree(out)
 
 
+@pytest.mark.parametrize("thread", [False, True], ids=["one-thread", "another-thread"])
 def test_an_interrupt_while_the_site_is_swapped_waits_until_it_is_in_place(tmp_path,
-                                                                          monkeypatch):
+                                                                          monkeypatch, thread):
     out, found, before = users_site(tmp_path)
     swap = folder._swap
 
@@ -236,8 +238,17 @@ def test_an_interrupt_while_the_site_is_swapped_waits_until_it_is_in_place(tmp_p
         os.kill(os.getpid(), signal.SIGINT)   # held until the new site is in place
         swap(new, at)
     monkeypatch.setattr(folder, "_swap", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        site.build(found, out)
+    # Another thread that does not block SIGINT (a library's): the kernel gives it the
+    # process's signal, and Python runs the handler in the main thread all the same.
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, args=(60,), daemon=True)
+    if thread:
+        other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            site.build(found, out)
+    finally:
+        done.set()
     assert users(tree(out), ["CNAME", "notes"]) == users(before, ["CNAME", "notes"])
     assert (out / "index.html").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site", "store"]

@@ -57,6 +57,25 @@ def test_one_more_revision_copies_the_older_pages_it_leaves_as_they_were(tmp_pat
     assert files(tmp_path / "site") == files(tmp_path / "fresh")
 
 
+def test_what_a_rebuild_reuses_it_links_and_copies_where_links_fail(tmp_path, monkeypatch):
+    # Unchanged pages and pictures are hard links to the previous build's files (their bytes
+    # not copied); a file system that links nothing gets copies, the same site.
+    build(tmp_path, COUNT)
+    before = {name: (tmp_path / "site" / name).stat().st_ino for name in files(tmp_path / "site")}
+    build(tmp_path, COUNT + 1)
+    after = {name: (tmp_path / "site" / name).stat().st_ino for name in files(tmp_path / "site")}
+    same = {name for name in after if before.get(name) == after[name]}
+    assert {older(1), older(2)} <= same and older(3) not in same and "index.html" not in same
+    assert any(name.endswith(".svg") for name in same)
+    build(tmp_path, COUNT, "unlinked")
+
+    def refused(src, dst, **_):
+        raise PermissionError(1, "Operation not permitted", str(dst))
+    monkeypatch.setattr(folder.os, "link", refused)
+    build(tmp_path, COUNT + 1, "unlinked")
+    assert files(tmp_path / "unlinked") == files(tmp_path / "site")
+
+
 def test_a_revision_that_starts_an_older_page_renders_only_the_page_before_it(tmp_path):
     # 300 commits: older pages j = 0 … 99 and 100 … 199; the 301st moves j = 200 onto a third,
     # which the second links to. The first is as it was.

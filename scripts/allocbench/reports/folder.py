@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -138,12 +139,36 @@ def _signals_held() -> Iterator[None]:
     """SIGINT and SIGTERM wait until the new site is in place with the user's entries and the
     previous one is removed (milliseconds): an interrupt in between would leave the user's
     entries, or the previous build's files, in a temporary folder."""
-    held = {signal.SIGINT, signal.SIGTERM}
+    held = (signal.SIGINT, signal.SIGTERM)
+    # Blocked in this thread; and caught while held, for the kernel may give a process's
+    # signal to another thread (a library's) that does not block it, and Python then runs the
+    # handler here all the same.
+    caught: list[int] = []
+    deferred = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in held:
+            if signal.getsignal(number) is not None:   # None: not Python's to set back
+                deferred[number] = signal.signal(number, lambda n, _: caught.append(n))
     before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)   # runs the handlers of held ones
+        for number, handler in deferred.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
+
+
+def reuse(old: Path, target: Path) -> None:
+    """Puts the previous build's file `old` (a page or picture that did not change) at
+    `target` of the new one: a hard link, the bytes not copied (the previous build's name is
+    removed when the new build takes its place, and no build writes into a file it made), or
+    a copy where the file system links nothing."""
+    try:
+        os.link(old, target)
+    except OSError:
+        shutil.copyfile(old, target)
 
 
 def replace(new: Path, out: Path, previous: Previous | None) -> Path | None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from allocbench.reports import charts, plots
+from allocbench.reports import charts, folder, plots
 
 FOLDER = "img"
 _CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes()
@@ -51,7 +50,7 @@ class Pictures:
         target.parent.mkdir(exist_ok=True)
         old = self.previous / name if self.previous else None
         if old is not None and old.is_file() and not old.is_symlink():
-            shutil.copyfile(old, target)
+            folder.reuse(old, target)
             self.reused += 1
         else:
             target.write_text(draw(*args, **kwargs), encoding="utf-8")

@@ -158,7 +158,7 @@ def _write_pages(site: Site, root: Path, pics: Pictures, previous: folder.Previo
             old = previous.root / path if previous else None
             if old is not None and previous.pages.get(path) == keys[path] and old.is_file() \
                     and not old.is_symlink():
-                shutil.copyfile(old, target)
+                folder.reuse(old, target)
                 copied += 1
                 return
         depth = "../" * path.count("/")
