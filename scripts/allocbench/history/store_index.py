@@ -50,8 +50,10 @@ from pathlib import Path
 NAME = ".allocbench-index.sqlite3"
 IGNORE = f"{NAME}*\n"
 VERSION = 3   # of the schema: an index of another version is dropped and rebuilt
+# The small columns first: SQLite reads a row's columns in order, the slim form's overflow
+# pages too to reach a column after it (a scan of the briefs read the whole file).
 _SCHEMA = "CREATE TABLE IF NOT EXISTS record (path TEXT PRIMARY KEY, stat TEXT, " \
-          "digest BLOB NOT NULL, slim BLOB NOT NULL, brief BLOB NOT NULL, steps BLOB) " \
+          "digest BLOB NOT NULL, brief BLOB NOT NULL, steps BLOB, slim BLOB NOT NULL) " \
           "WITHOUT ROWID"
 # The columns of a record's forms (slim.py): the slim one slim.encode'd, the brief one as
 # slim.encode_brief's two parts.
@@ -190,7 +192,8 @@ class Index:
             return
         try:
             with self._db:
-                self._db.execute("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?, ?, ?)",
+                self._db.execute("INSERT OR REPLACE INTO record (path, stat, digest, slim, "
+                                 "brief, steps) VALUES (?, ?, ?, ?, ?, ?)",
                                  (rel, stat, digest, *forms))
             self._forms.pop(rel, None)   # in the database now: not kept twice
         except sqlite3.Error:
