@@ -38,9 +38,11 @@ child, which other load on the machine hardly changes) are kept:
                       (--probe-sweep: sweep.Plan.stored, twice as sweep asks, Plan.previous,
                       then Store.put of its two records), into a new clone at that path,
                       then committed there (publish.yml's "Keep the store", not timed)
-  one more revision   `allocbench report` of that copy into the cold report's --out: the
+  one more revision   `allocbench report` of that clone into the cold report's --out: the
                       rebuild a CI job does after every push (unchanged pictures and older
-                      pages are copied)
+                      pages are reused); these two are measured once every size is ready,
+                      a repetition of every size in turn (the goal is their ratio: a machine
+                      that slows down meanwhile costs each size alike)
 and the sizes: the store's record files (an index beside them counted apart), the site after
 the cold build. It prints one markdown table, a column per size, with the issue's goals judged
 at 2,000 revisions (else the largest size measured; time goals on the CPU time): one more
@@ -401,9 +403,11 @@ def summary(runs: list[dict[str, Any]], sizes: list[tuple[int, int]] | None = No
     return out
 
 
-def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> dict[str, Any]:
-    """Every number of one size; the folders of `work` removed as soon as measured unless
-    `keep`."""
+def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool
+            ) -> tuple[dict[str, Any], Callable[[int], None]]:
+    """Every number of one size but its rebuilds' (the sweep probe and the one more
+    revision), and what measures its k-th rebuild, which adds them after the last; the
+    folders of `work` removed as soon as measured unless `keep`."""
     def done_with(folder: Path) -> None:
         if not keep:
             shutil.rmtree(folder)
@@ -437,7 +441,16 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
               for _ in range(repeat)]
     probes, rebuilt, rebuilt_sizes = [], [], []
     sha = history.revisions[revisions]["sha"]
-    for k in range(1, repeat + 1):
+    cold_summary = summary(cold, cold_sizes)
+    run = {
+        "revisions": revisions, "records": records, "tags": history.tags(),
+        "failed": len(history.failed), "new_sha": sha,
+        "store": {"bytes": store_bytes, "files": store_files,
+                  "bytes_per_record": store_bytes / store_files, "index_bytes": index_bytes},
+        "site": {"bytes": cold_summary["size_bytes"], "files": cold_summary["files"]},
+        "first_read": summary(first), "cold": cold_summary, "sweep_table": summary(tables)}
+
+    def rebuild(k: int) -> None:
         check_out(branch, published)
         probes.append(sweep_probe(published / "results", sha, new))
         commit(published)   # the cold build's site, rebuilt:
@@ -448,15 +461,9 @@ def measure(work: Path, revisions: int, repeat: int, seed: int, keep: bool) -> d
         else:
             shutil.rmtree(published)
         done_with(work / f"cold-{k}")
-    cold_summary = summary(cold, cold_sizes)
-    return {
-        "revisions": revisions, "records": records, "tags": history.tags(),
-        "failed": len(history.failed), "new_sha": sha,
-        "store": {"bytes": store_bytes, "files": store_files,
-                  "bytes_per_record": store_bytes / store_files, "index_bytes": index_bytes},
-        "site": {"bytes": cold_summary["size_bytes"], "files": cold_summary["files"]},
-        "first_read": summary(first), "cold": cold_summary, "sweep_table": summary(tables),
-        "sweep_probe": summary(probes), "one_more": summary(rebuilt, rebuilt_sizes)}
+        if k == repeat:
+            run.update(sweep_probe=summary(probes), one_more=summary(rebuilt, rebuilt_sizes))
+    return run, rebuild
 
 
 def uptime() -> str:
@@ -530,12 +537,20 @@ def main() -> None:
     load_before = uptime()
     with tempfile.TemporaryDirectory(prefix="report-site-") as temp:
         work = args.keep.resolve() if args.keep is not None else Path(temp)
-        runs = []
+        runs, rebuilds = [], []
         for revisions in sizes:
             (work / str(revisions)).mkdir(parents=True)
-            runs.append(measure(work / str(revisions), revisions, args.repeat, args.seed,
-                                args.keep is not None))
+            run, rebuild = measure(work / str(revisions), revisions, args.repeat, args.seed,
+                                   args.keep is not None)
+            runs.append(run)
+            rebuilds.append(rebuild)
             print(f"measured {revisions} revisions", file=sys.stderr)
+        # The rebuilds, whose ratio between sizes is a goal, side by side: each repetition
+        # of every size in turn, so that a machine that slows down meanwhile costs each alike.
+        for k in range(1, args.repeat + 1):
+            for rebuild in rebuilds:
+                rebuild(k)
+        print("measured the rebuilds", file=sys.stderr)
     load_after = uptime()
 
     instances = len(json.loads(DATA.read_text())["results"])
