@@ -271,6 +271,29 @@ def test_a_checkout_of_the_store_with_its_index_parses_no_record(tmp_path, check
     assert all(copy.index.fresh(p) for p in moved)   # and by its stat from now on
 
 
+def test_a_merged_store_is_read_without_checking_its_records_again(tmp_path, checks):
+    # merge reads each record checked (its source's index, or checked there) and writes it
+    # with its forms: the first report of the merged store checks none of them again.
+    source = [store.Store(tmp_path / "a").put(record(f"{n:040x}", 10 * n)) for n in (1, 2, 3)]
+    list(store.Store(tmp_path / "a").records())
+    assert checks == source
+    into = store.Store(tmp_path / "b")
+    assert store.merge(into, [store.Store(tmp_path / "a")]) == (3, 0)
+    gc.collect()
+    merged = store.Store(tmp_path / "b").paths()
+    assert [bytes_per_op_of(r) for _, r, _ in store.Store(tmp_path / "b").scan("brief")] == \
+        [10, 20, 30]
+    assert [bytes_per_op_of(r) for _, r in store.Store(tmp_path / "b").records()] == [10, 20, 30]
+    assert checks == source
+    # The merged bytes are what the index knows: a file changed since is checked.
+    changed = on_disk(merged[1])
+    changed["results"]["results"][0]["alloc"]["bytes_per_op"] = 21
+    merged[1].write_bytes(gzip.compress(json.dumps(changed).encode()))
+    assert [bytes_per_op_of(r) for _, r, _ in store.Store(tmp_path / "b").scan("brief")] == \
+        [10, 21, 30]
+    assert checks == [*source, merged[1]]
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",

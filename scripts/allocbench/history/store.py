@@ -240,11 +240,18 @@ class Store:
                  if recipe is None or r["recipe"] == recipe]
         return max(found, key=preference, default=None)
 
-    def put(self, record: dict[str, Any]) -> Path:
+    def put(self, record: dict[str, Any], valid: bool = False) -> Path:
+        """Writes `record` at its place. `valid`: it was read from a store (merge), checked
+        there, so the index notes the bytes written as validated, with their forms: the first
+        report after a merge parses none of them."""
         path = self.path(record["machine"], record["allocator"], record["sha"], record["recipe"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, encode(record))
+        data = encode(record)
+        write_atomically(path, data)
         store_index.ignore(self.root)
+        if valid:
+            self.index.put(path, None, self.index.digest(data),
+                           _forms(json.loads(gzip.decompress(data))))
         version1 = path.with_name(f"{record['recipe']}.json")   # the same key, version 1
         if os.path.lexists(version1):
             version1.unlink()
@@ -430,7 +437,7 @@ def merge(into: Store, sources: list[Store]) -> tuple[int, int]:
             present = into.get(record["machine"], record["allocator"], record["sha"],
                                record["recipe"])
             if present is None or _better(record, present):
-                into.put(record)
+                into.put(record, valid=True)   # records() checked it
                 copied += 1
             else:
                 kept += 1

@@ -34,7 +34,8 @@ from the records; one that cannot be written (a read-only store) is done without
 standard library's sqlite3, in WAL mode with a busy timeout) lets a sweep and a report update
 it at once without either losing what the other added. The store's `.gitignore` keeps it out
 of a store kept on a git branch (ci/github/publish.yml), and the index is never copied with
-the records (`allocbench merge` copies record files, and each store builds its own).
+the records: `allocbench merge` copies record files, and notes in the target's index the bytes
+it wrote of records it read checked (Store.put's `valid`), with their forms.
 """
 
 from __future__ import annotations
