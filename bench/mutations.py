@@ -201,7 +201,7 @@ MUTATIONS: tuple[Mutation, ...] = (
              "hashlib.blake2b(blob, digest_size=20)",
              None, STORE_PYTEST, "another allocbench's validation is trusted"),
     Mutation("git-vouches-for-changed-files", "scripts/allocbench/history/store_index.py",
-             "and len(parts[1]) == 40 and name not in skip:", "and len(parts[1]) == 40:",
+             "and len(parts[2]) == 40 and name not in skip:", "and len(parts[2]) == 40:",
              None, STORE_PYTEST, "a record changed in a checkout of the store's branch is "
              "served as git checked it out"),
     Mutation("index-forms-of-other-bytes", "scripts/allocbench/history/store.py",

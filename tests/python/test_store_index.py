@@ -355,6 +355,14 @@ def test_a_checkout_of_a_store_on_a_git_branch_opens_no_record_file(tmp_path, mo
     paths[2].write_bytes(gzip.compress(json.dumps(changed).encode()))
     git(clone.parent, "add", "-A")
     assert brief_values(clone) == [10, 20, 32, 40]
+    # A file git is told not to look at (assume-unchanged, skip-worktree) is not vouched for.
+    for flag, path, value in (("--assume-unchanged", paths[0], 11),
+                              ("--skip-worktree", paths[1], 22)):
+        git(clone.parent, "update-index", flag, path.relative_to(clone.parent).as_posix())
+        changed = on_disk(path)
+        changed["results"]["results"][0]["alloc"]["bytes_per_op"] = value
+        path.write_bytes(gzip.compress(json.dumps(changed).encode()))
+    assert brief_values(clone) == [11, 22, 32, 40]
 
 
 def test_git_is_asked_only_of_a_store_in_a_work_tree_and_of_its_tracked_files(tmp_path,

@@ -51,9 +51,8 @@ from allocbench.base import fileio, results, validate
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import decode_text, parse_json, read_bytes, write_atomically
 from allocbench.base.validate import Checker
-from allocbench.history import slim as slimming
+from allocbench.history import slim as slimming, store_index
 from allocbench.history.log_summary import informative_line
-from allocbench.history import store_index
 from allocbench.history.store_index import Index
 
 STORE_VERSION = 2          # what put() writes
@@ -339,9 +338,10 @@ class Store:
 
     def summary(self, path: Path | str, form: str = "slim") -> dict[str, Any] | None:
         """The record at `path` in `form` (slim.FORMS). A slim or brief one comes from the
-        index while the file's stat is the row's (the file is not opened), or its bytes are the
-        row's (a checkout of the store: read and hashed, not parsed); else from the file, read
-        and validated as _read does."""
+        index while the file's stat is the row's, or git vouches for its bytes being the row's
+        (scan() asked it: store_index.git_blobs), the file not opened; or when its bytes are
+        the row's (read and hashed, not parsed); else from the file, read and validated as
+        _read does."""
         if form == "whole":
             return self._read(Path(path))
         row = self.index.row(path)
@@ -413,8 +413,8 @@ class Store:
         return record
 
 
-def _forms(record: dict[str, Any]) -> tuple[bytes, bytes]:
-    """The slim and brief forms of a record, as the index keeps them."""
+def _forms(record: dict[str, Any]) -> tuple[bytes, bytes, bytes | None]:
+    """The slim and brief forms of a record, as the index keeps them (its _COLUMNS)."""
     slim = slimming.of(record)
     return slimming.encode(slim), *slimming.encode_brief(slimming.brief(slim))
 

@@ -261,7 +261,9 @@ def git_blobs(root: Path) -> dict[str, bytes]:
     git = ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-C",
            os.fspath(root)]
     try:
-        listed = subprocess.run([*git, "ls-files", "--stage", "-z"], capture_output=True,
+        # -v: the tag says which entries git checks; "H" only, not those marked
+        # assume-unchanged ("h") or skip-worktree ("S"), whose files git never looks at.
+        listed = subprocess.run([*git, "ls-files", "--stage", "-v", "-z"], capture_output=True,
                                 env=env, timeout=_GIT_S, check=True).stdout
         changed = subprocess.run([*git, "diff-files", "--name-only", "--relative", "-z"],
                                  capture_output=True, env=env, timeout=_GIT_S,
@@ -273,10 +275,10 @@ def git_blobs(root: Path) -> dict[str, bytes]:
     for entry in listed.split(b"\0"):
         head, _, name = entry.partition(b"\t")
         parts = head.split(b" ")
-        if len(parts) == 3 and parts[0] in (b"100644", b"100755") and parts[2] == b"0" \
-                and len(parts[1]) == 40 and name not in skip:
+        if len(parts) == 4 and parts[0] == b"H" and parts[1] in (b"100644", b"100755") \
+                and parts[3] == b"0" and len(parts[2]) == 40 and name not in skip:
             try:
-                found[os.fsdecode(name)] = bytes.fromhex(parts[1].decode("ascii"))
+                found[os.fsdecode(name)] = bytes.fromhex(parts[2].decode("ascii"))
             except ValueError:
                 continue
     return found
@@ -308,11 +310,11 @@ def ignore(root: Path) -> None:
     only); a .gitignore the user wrote is left as it is if it names it already. Written when
     the index is opened and when a record is: publish.yml restores the index from a cache
     before its sweep, whose new records are then committed with `git add -A`."""
-    ignore = root / ".gitignore"
+    path = root / ".gitignore"
     try:
-        text = ignore.read_text(encoding="utf-8") if ignore.is_file() else ""
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
         if NAME not in text:
-            with open(ignore, "a", encoding="utf-8") as f:
+            with open(path, "a", encoding="utf-8") as f:
                 f.write(("" if not text or text.endswith("\n") else "\n") + IGNORE)
     except OSError:
         pass
