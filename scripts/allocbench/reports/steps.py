@@ -55,11 +55,10 @@ def steps(histories: list[History], bisects: list[dict[str, Any]]) -> list[Step]
         of: dict[str, list[Step]] = {}
         text, measured = None, []
         for point in history.measured():   # one pass over the revisions, each brief
-            steps = point.steps
             if point.brief["results"] == text:   # what the revision before measured: no step
                 where.update(dict.fromkeys(measured, point))
                 continue
-            text = point.brief["results"]
+            text, steps = point.brief["results"], point.steps
             measured = [name for name, values in steps.items() if values is not None]
             for name in measured:
                 values, before = steps[name], last.get(name)
