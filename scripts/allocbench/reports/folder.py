@@ -23,7 +23,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import Any, Iterator
 
 from allocbench.base.errors import UserError
 
@@ -144,7 +144,7 @@ def _signals_held() -> Iterator[None]:
     # signal to another thread (a library's) that does not block it, and Python then runs the
     # handler here all the same.
     caught: list[int] = []
-    deferred = {}
+    deferred: dict[int, Any] = {}   # signal → the handler it had
     if threading.current_thread() is threading.main_thread():
         for number in held:
             if signal.getsignal(number) is not None:   # None: not Python's to set back
