@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <typeinfo>
 
 #include "child_process.h"
 #include "measure.h"
+#include "paired_pass.h"
 #include "results_json.h"
 #include "signals.h"
 #include "text.h"
@@ -38,9 +40,9 @@ std::string TypeName(const std::type_info* type) {
   return name;
 }
 
-// In a terminate handler: what was thrown ("threw std::runtime_error: ..."), or that
-// std::terminate() was called.
-std::string Uncaught() {
+}  // namespace
+
+std::string DescribeUncaught() {
   std::string what = "called std::terminate()";
   if (std::exception_ptr e = std::current_exception()) {
     const std::string type = TypeName(abi::__cxa_current_exception_type());
@@ -55,11 +57,13 @@ std::string Uncaught() {
   return ValidUtf8(what);
 }
 
+namespace {
+
 // Runs in the child when an exception escapes a scenario (on any thread) or a scenario calls
 // std::terminate(), or a static constructor of a plugin throws while it loads: tells the parent
 // what was thrown, then aborts as the default handler would.
 [[noreturn]] void OnTerminate() {
-  SendToParent(kThrew, json(Uncaught()).dump());
+  SendToParent(kThrew, json(DescribeUncaught()).dump());
   std::abort();
 }
 
@@ -68,7 +72,7 @@ const std::string* g_loading = nullptr;  // the plugin LoadPluginHere() is loadi
 // In allocbench-run itself, while a plugin loads: the refusal, as for any other broken plugin.
 [[noreturn]] void OnTerminateWhileLoading() {
   std::fprintf(stderr, "allocbench-run: error: %s\n",
-               ForTerminal(ThrewWhileLoading(*g_loading, Uncaught())).c_str());
+               ForTerminal(ThrewWhileLoading(*g_loading, DescribeUncaught())).c_str());
   std::fflush(stderr);
   _exit(2);
 }
@@ -118,6 +122,28 @@ std::string Fault(const ChildReport& report, const Options& options) {
   return "was interrupted";
 }
 
+// What the probe of a plugin sent: the plugin and its instances (without their functions,
+// which only a process that loads the plugin has).
+Probed Described(const std::string& line) {
+  const json d = json::parse(line);
+  Probed out;
+  out.plugin.path = d.at("path").get<std::string>();
+  out.plugin.compiler = d.at("compiler").get<std::string>();
+  out.plugin.build_flags = d.at("build_flags").get<std::string>();
+  for (const json& i : d.at("instances")) {
+    Instance inst;
+    inst.name = i.at("name").get<std::string>();
+    inst.scenario = i.at("scenario").get<std::string>();
+    inst.args = i.at("args").get<std::vector<std::pair<std::string, int64_t>>>();
+    for (const auto& arg : inst.args) inst.arg_values.push_back(arg.second);
+    inst.threads = i.at("threads").get<int>();
+    inst.plugin = out.plugin.path;
+    inst.refusal = i.at("refusal").get<std::string>();
+    out.instances.push_back(std::move(inst));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ThrewWhileLoading(const std::string& path, const std::string& what) {
@@ -125,18 +151,17 @@ std::string ThrewWhileLoading(const std::string& path, const std::string& what) 
          " (uncaught) while the plugin loaded; catch it in the plugin, or give it what it needs";
 }
 
-json MeasureIsolated(const Instance& instance, const Options& options, const std::string& allocator,
-                     bool* interrupted) {
+namespace {
+
+// Runs `body` (which sends kResult entries and then kDone) in a child; the last entry it sent,
+// else `fallback`, with the fault that ended the child as its error.
+json Supervised(const std::function<void()>& body, json fallback, const Instance& instance,
+                const Options& options, bool* interrupted) {
   *interrupted = false;
   const ChildReport report = RunInChild(
       [&] {
         std::set_terminate(OnTerminate);
-        MeasureHooks hooks;
-        hooks.starting = [](const char* pass) { SendToParent(kPass, pass); };
-        hooks.measured = [&](const InstanceResult& r) {
-          SendToParent(kResult, Dump(ResultToJson(r, allocator)));
-        };
-        SendToParent(kResult, Dump(ResultToJson(Measure(instance, options, hooks), allocator)));
+        body();
         SendToParent(kDone, "");
       },
       options.instance_timeout_s);
@@ -152,10 +177,7 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
       report.Got(kResult) ? json::parse(report.Last(kResult), nullptr, false) : json(nullptr);
   const bool done = report.Got(kDone) && report.end == ChildReport::End::kExited &&
                     report.status == 0 && result.is_object();
-  if (!result.is_object()) {
-    result = ResultToJson(
-        InstanceResult{instance, std::nullopt, std::nullopt, {}, "", std::nullopt}, allocator);
-  }
+  if (!result.is_object()) result = std::move(fallback);
   if (report.left_running > 0) {
     result["note"] = "left " + Processes(report.left_running) +
                      " running when it ended (a daemon or an agent it started?), killed then; "
@@ -168,19 +190,59 @@ json MeasureIsolated(const Instance& instance, const Options& options, const std
   return result;
 }
 
-void ProbePlugin(const std::string& path, double timeout_s) {
+}  // namespace
+
+json MeasureIsolated(const Instance& instance, const Options& options, const std::string& allocator,
+                     bool* interrupted) {
+  return Supervised(
+      [&] {
+        MeasureHooks hooks;
+        hooks.starting = [](const char* pass) { SendToParent(kPass, pass); };
+        hooks.measured = [&](const InstanceResult& r) {
+          SendToParent(kResult, Dump(ResultToJson(r, allocator)));
+        };
+        SendToParent(kResult, Dump(ResultToJson(Measure(instance, options, hooks), allocator)));
+      },
+      ResultToJson(InstanceResult{instance, std::nullopt, std::nullopt, {}, "", std::nullopt},
+                   allocator),
+      instance, options, interrupted);
+}
+
+json MeasurePairedIsolated(const Instance& instance, const Options& options,
+                           const std::string& allocator, bool* interrupted) {
+  const std::string base = options.plugins.front();
+  return Supervised(
+      [&] {
+        SendToParent(kPass, "paired time");
+        SendToParent(kResult, Dump(RunPaired(instance, base, options.paired, allocator)));
+      },
+      PairedEntry(instance, allocator), instance, options, interrupted);
+}
+
+Probed ProbePlugin(const std::string& path, double timeout_s) {
   const ChildReport report = RunInChild(
       [&] {
         std::set_terminate(OnTerminate);
         try {
-          ExpandInstances({LoadPlugin(path)});
-          SendToParent(kDone, "");
+          const Plugin plugin = LoadPlugin(path);
+          json described = {{"path", plugin.path},
+                            {"compiler", plugin.compiler},
+                            {"build_flags", plugin.build_flags},
+                            {"instances", json::array()}};
+          for (const Instance& i : ExpandInstances({plugin})) {
+            described["instances"].push_back({{"name", i.name},
+                                              {"scenario", i.scenario},
+                                              {"args", i.args},
+                                              {"threads", i.threads},
+                                              {"refusal", i.refusal}});
+          }
+          SendToParent(kDone, Dump(described));
         } catch (const UserError& e) {
           SendToParent(kRefused, json(ValidUtf8(e.what())).dump());
         }
       },
       timeout_s);
-  if (report.Got(kDone)) return;
+  if (report.Got(kDone)) return Described(report.Last(kDone));
   if (report.Got(kHarnessFailed)) {
     throw std::runtime_error("loading " + path + ": " + ValidUtf8(report.Last(kHarnessFailed)));
   }

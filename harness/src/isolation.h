@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "options.h"
 #include "plugin_loader.h"
@@ -21,13 +22,29 @@ namespace allocbench {
 nlohmann::json MeasureIsolated(const Instance& instance, const Options& options,
                                const std::string& allocator, bool* interrupted);
 
-// Throws UserError if loading `path` (and reading its registrations) fails or crashes.
-void ProbePlugin(const std::string& path, double timeout_s);
+// A plugin as a probe saw it: its path, compiler and flags, and its instances (no functions).
+struct Probed {
+  Plugin plugin;
+  std::vector<Instance> instances;
+};
+
+// Loads `path` and reads its registrations in a throw-away child; throws UserError if that
+// fails or crashes.
+Probed ProbePlugin(const std::string& path, double timeout_s);
+
+// The paired pass of one instance (paired_pass.h) in a child process of its own, as
+// MeasureIsolated: its result entry, or null with *interrupted set.
+nlohmann::json MeasurePairedIsolated(const Instance& instance, const Options& options,
+                                     const std::string& allocator, bool* interrupted);
 
 // LoadPlugin(path) in this process. An exception that a static constructor of the plugin throws
 // cannot be caught (it reaches std::terminate() inside dlopen()): it ends the process with exit
 // code 2 and the message a refused plugin gets.
 Plugin LoadPluginHere(const std::string& path);
+
+// In a terminate handler: what was thrown ("threw std::runtime_error: ..."), or that
+// std::terminate() was called.
+std::string DescribeUncaught();
 
 // The refusal of a plugin whose static constructor threw: `what` is "threw <type>: <what()>".
 std::string ThrewWhileLoading(const std::string& path, const std::string& what);

@@ -14,7 +14,12 @@ namespace allocbench {
 using nlohmann::json;
 
 Journal::Journal(std::string path, json context)
-    : path_(std::move(path)), context_(std::move(context)) {}
+    : Journal(std::move(path), Header{ResultsDocument(context, json::array(), false)}) {}
+
+Journal::Journal(std::string path, Header header)
+    : path_(std::move(path)), header_(std::move(header.document)) {
+  header_["journal"] = true;
+}
 
 Journal::~Journal() {
   if (fd_ >= 0) close(fd_);
@@ -23,9 +28,7 @@ Journal::~Journal() {
 void Journal::Append(const json& result) {
   if (path_.empty()) return;
   if (fd_ < 0) {
-    json header = ResultsDocument(context_, json::array(), false);
-    header["journal"] = true;
-    const std::string first = Dump(header) + "\n";
+    const std::string first = Dump(header_) + "\n";
     WriteFileAtomically(path_, first);
     fd_ = open(path_.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd_ < 0) FailWrite(path_, "open", errno);

@@ -17,8 +17,13 @@ namespace allocbench {
 
 class Journal {
  public:
+  // The first line of a journal of another kind of document: that document without results.
+  struct Header {
+    nlohmann::json document;
+  };
   // Nothing is written until the first Append(); an empty `path` writes nothing at all.
   Journal(std::string path, nlohmann::json context);
+  Journal(std::string path, Header header);
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -31,7 +36,7 @@ class Journal {
 
  private:
   std::string path_;
-  nlohmann::json context_;
+  nlohmann::json header_;
   int fd_ = -1;
   off_t size_ = 0;
 };

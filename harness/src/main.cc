@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "journal.h"
 #include "measure.h"
 #include "options.h"
+#include "paired_pass.h"
 #include "plugin_loader.h"
 #include "results_json.h"
 #include "signals.h"
@@ -102,6 +104,103 @@ bool MeasureAll(const std::vector<Instance>& instances, const Options& options,
   return !Interrupted();
 }
 
+// The paired results document: what ResultsDocument is for the other passes.
+nlohmann::json PairedDocument(const nlohmann::json& context, const nlohmann::json& results,
+                              bool complete) {
+  return {
+      {"allocbench_paired", 1}, {"complete", complete}, {"context", context}, {"results", results}};
+}
+
+std::vector<std::string> NamesOnlyIn(const std::vector<Instance>& these,
+                                     const std::set<std::string>& others) {
+  std::vector<std::string> out;
+  for (const Instance& i : these) {
+    if (!others.count(i.name)) out.push_back(i.name);
+  }
+  return out;
+}
+
+// --against: the paired time pass of the instances both builds register (paired_pass.h).
+int RunPairedPass(const Options& options, int argc, const char* const* argv) {
+  const Probed base = ProbePlugin(options.plugins.front(), options.instance_timeout_s);
+  const Probed cand = ProbePlugin(options.paired.against, options.instance_timeout_s);
+  std::set<std::string> base_names, cand_names;
+  for (const Instance& i : base.instances) base_names.insert(i.name);
+  for (const Instance& i : cand.instances) cand_names.insert(i.name);
+  std::vector<Instance> common;
+  for (const Instance& i : base.instances) {
+    if (cand_names.count(i.name)) common.push_back(i);
+  }
+  if (common.empty()) {
+    throw UserError("--plugin '" + Escaped(base.plugin.path) + "' and --against '" +
+                    Escaped(cand.plugin.path) +
+                    "' register no scenario instance of the same name; pair two builds of the "
+                    "same scenarios");
+  }
+  const std::vector<Instance> instances = Select(common, options.filter);
+  if (options.list) {
+    for (const Instance& inst : instances) std::printf("%s\n", inst.name.c_str());
+    return 0;
+  }
+  const std::string partial = options.out.empty() ? "" : options.out + ".partial";
+  if (!options.out.empty()) {
+    CheckWritable(options.out);
+    CheckWritable(partial);
+  }
+  nlohmann::json context = BuildContext(options, {base.plugin, cand.plugin}, argc, argv);
+  context["count"] = nullptr;
+  context["time"] = nullptr;
+  context["paired"] = {{"base", base.plugin.path},
+                       {"candidate", cand.plugin.path},
+                       {"budget_s", options.paired.budget_s},
+                       {"batch_target_s", options.paired.batch_s},
+                       {"warmup_fraction", options.paired.warmup_fraction},
+                       {"only_in_base", NamesOnlyIn(base.instances, cand_names)},
+                       {"only_in_candidate", NamesOnlyIn(cand.instances, base_names)}};
+  const std::string allocator = context.value("/allocator/name"_json_pointer, "unknown");
+  Journal journal(partial,
+                  Journal::Header{PairedDocument(context, nlohmann::json::array(), false)});
+  nlohmann::json results = nlohmann::json::array();
+  for (size_t i = 0; i < instances.size() && !Interrupted(); ++i) {
+    if (!options.quiet) {
+      std::fprintf(stderr, "[paired %zu/%zu] %s\n", i + 1, instances.size(),
+                   instances[i].name.c_str());
+    }
+    bool interrupted = false;
+    nlohmann::json result =
+        options.isolate
+            ? MeasurePairedIsolated(instances[i], options, allocator, &interrupted)
+            : RunPaired(instances[i], options.plugins.front(), options.paired, allocator);
+    if (interrupted) break;
+    results.push_back(std::move(result));
+    journal.Append(results.back());
+  }
+  if (Interrupted()) {
+    std::fprintf(
+        stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
+        instances.size(),
+        partial.empty() || results.empty() ? "" : ("; results so far are in " + partial).c_str());
+    return 130;
+  }
+  int failed = 0;
+  for (const nlohmann::json& r : results) {
+    if (r.contains("error")) {
+      ++failed;
+      std::fprintf(stderr, "allocbench-run: %s: %s\n", r["name"].get<std::string>().c_str(),
+                   ForTerminal(r["error"].get<std::string>()).c_str());
+    } else if (!options.quiet) {
+      const nlohmann::json& p = r["paired"];
+      std::printf("%-60s %6zu pairs of %lld ops\n", r["name"].get<std::string>().c_str(),
+                  p["cand_first"].size(), static_cast<long long>(p["batch_ops"].get<int64_t>()));
+    }
+  }
+  if (!options.out.empty()) {
+    WriteFileAtomically(options.out, Dump(PairedDocument(context, results, true)) + "\n");
+    journal.Remove();
+  }
+  return failed > 0 ? 1 : 0;
+}
+
 int Run(int argc, const char* const* argv) {
   // The harness's own thread is never counted; scenario threads switch themselves on.
   counting::SetMode(counting::Mode::kIgnored);
@@ -117,6 +216,7 @@ int Run(int argc, const char* const* argv) {
     return 0;
   }
   InstallInterruptHandlers(options.isolate);
+  if (!options.paired.against.empty()) return RunPairedPass(options, argc, argv);
   const std::string valgrind = options.instructions ? ValgrindVersion() : "";
   if (!options.callgrind_dumps.empty() && !callgrind::RunningOnValgrind()) {
     throw UserError(

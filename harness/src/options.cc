@@ -21,6 +21,15 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
   --count-ops N        ops per thread in each of the two count windows [1000]
   --force-count-ops    --count-warmup and --count-ops also for instances whose scenario sets its
                        own (CountOps): what allocbench profile needs
+  --against PATH       the paired time pass, and only it: the instances both --plugin PATH
+                       (the base build) and this plugin (the candidate build of the same
+                       scenarios) register run in two worker processes, short batches of
+                       base and candidate in turn; every pair's times go to the results
+                       ('allocbench compare' and 'ab' judge their ratios; docs/paired.md)
+  --paired-time SECONDS
+                       time per instance of the paired pass, warm-up (its first tenth)
+                       included [1]
+  --batch-time SECONDS the shortest batch of either side in the paired pass [0.0001]
   --repetitions N      time-pass repetitions, one sample each [5]
   --min-time SECONDS   minimum time of one repetition [0.05]
   --instructions       also run the count pass again under valgrind's callgrind, collecting
@@ -105,6 +114,13 @@ Options ParseOptions(int argc, const char* const* argv) {
     } else if (flag == "--force-count-ops") {
       no_value();
       o.count_options.force = true;
+    } else if (flag == "--against") {
+      o.paired.against = take();
+      if (o.paired.against.empty()) throw UserError("--against needs a plugin path");
+    } else if (flag == "--paired-time") {
+      o.paired.budget_s = ParseSeconds(flag, take());
+    } else if (flag == "--batch-time") {
+      o.paired.batch_s = ParseSeconds(flag, take());
     } else if (flag == "--repetitions") {
       o.time_options.repetitions = static_cast<int>(ParsePositive(flag, take()));
     } else if (flag == "--min-time") {
@@ -150,6 +166,20 @@ Options ParseOptions(int argc, const char* const* argv) {
   }
   if (!o.count && !o.time && !o.instructions && !o.list && !o.help) {
     throw UserError("--no-count and --no-time together leave nothing to measure; drop one");
+  }
+  if (!o.paired.against.empty()) {
+    if (o.plugins.size() != 1) {
+      throw UserError(
+          "--against compares two builds: give the base build as exactly one "
+          "--plugin PATH (" +
+          std::to_string(o.plugins.size()) + " given)");
+    }
+    if (o.instructions || !o.count || !o.time) {
+      throw UserError(
+          "--against runs only the paired time pass: drop --instructions, "
+          "--no-count and --no-time (measure counts in a run of their own)");
+    }
+    o.count = false;
   }
   if (o.estimated_cycles && !o.instructions) {
     throw UserError("--estimated-cycles needs --instructions (it is part of that pass); add it");

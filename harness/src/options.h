@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "count_pass.h"
+#include "paired_pass.h"
 #include "time_pass.h"
 
 namespace allocbench {
@@ -27,6 +28,7 @@ struct Options {
   double instance_timeout_s = 600;  // per instance, both passes; isolated runs only
   CountOptions count_options;
   TimeOptions time_options;
+  PairedOptions paired;  // paired.against set: the paired time pass, and only it
   std::vector<std::pair<std::string, std::string>> context;  // --context key.path=value
 };
 
