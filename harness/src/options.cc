@@ -180,6 +180,7 @@ Options ParseOptions(int argc, const char* const* argv) {
           "--no-count and --no-time (measure counts in a run of their own)");
     }
     o.count = false;
+    o.paired.hang_s = 0.9 * o.instance_timeout_s;
   }
   if (o.estimated_cycles && !o.instructions) {
     throw UserError("--estimated-cycles needs --instructions (it is part of that pass); add it");

@@ -35,6 +35,12 @@ struct Order {
   }
 };
 
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 uint64_t Fnv1a(const std::string& text) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
@@ -43,7 +49,8 @@ uint64_t Fnv1a(const std::string& text) {
 
 class Coordinator {
  public:
-  explicit Coordinator(PairedPage* page) : page_(page) {}
+  Coordinator(PairedPage* page, double hang_s)
+      : page_(page), hang_ns_(static_cast<int64_t>(hang_s * 1e9)) {}
   ~Coordinator() {
     for (int s = 0; s < 2; ++s) {
       if (pid_[s] > 0 && !reaped_[s]) {
@@ -123,6 +130,7 @@ class Coordinator {
   template <class Reached>
   bool Await(int side, Reached reached) {
     PairedSlot& slot = page_->side[side];
+    const int64_t deadline = ClockNs(CLOCK_MONOTONIC) + hang_ns_;
     for (;;) {
       const uint32_t seen = slot.events.load(std::memory_order_acquire);
       if (slot.failed.load(std::memory_order_acquire) != 0) {
@@ -136,6 +144,11 @@ class Coordinator {
       }
       FutexWait(&slot.events, seen, &kSlice);
       if (slot.events.load(std::memory_order_acquire) != seen) continue;
+      if (ClockNs(CLOCK_MONOTONIC) > deadline) {
+        error_ = Named(side, "went silent for " + Seconds(hang_ns_ / 1e9) +
+                                 " s (its setup or a batch hangs?) and was killed");
+        return false;
+      }
       int status = 0;
       if (waitpid(pid_[side], &status, WNOHANG) == pid_[side]) {
         reaped_[side] = true;
@@ -147,6 +160,7 @@ class Coordinator {
   }
 
   PairedPage* page_;
+  int64_t hang_ns_;
   pid_t pid_[2] = {-1, -1};
   bool reaped_[2] = {false, false};
   std::string error_;
@@ -168,13 +182,15 @@ bool Pair(Coordinator& c, int64_t ops, bool cand_first, int64_t wall[2], int64_t
 }
 
 bool Measure(Coordinator& c, const std::string& name, const PairedOptions& options, Pairs* out) {
+  // The measured pairs' order starts afresh after the warm-up: the same in every run.
+  Order warmup{~Fnv1a(name)};
   Order order{Fnv1a(name)};
   int64_t wall[2], cpu[2];
   // The batch length: grow until the slower side's batch lasts batch_s.
   const double target_ns = options.batch_s * 1e9;
   int64_t ops = 1;
   for (;;) {
-    if (!Pair(c, ops, order.CandidateFirst(), wall, cpu)) return false;
+    if (!Pair(c, ops, warmup.CandidateFirst(), wall, cpu)) return false;
     const double longest = static_cast<double>(std::max(wall[0], wall[1]));
     if (longest >= target_ns || ops >= kMaxBatchOps) break;
     const double grow = longest > 0 ? 1.2 * target_ns / longest : 10.0;
@@ -187,9 +203,10 @@ bool Measure(Coordinator& c, const std::string& name, const PairedOptions& optio
   const int64_t end = start + static_cast<int64_t>(options.budget_s * 1e9);
   for (int64_t now = start; now < end; now = ClockNs(CLOCK_MONOTONIC)) {
     if (Interrupted()) return false;
-    const bool cand_first = order.CandidateFirst();
+    const bool warming = now < warm_end;
+    const bool cand_first = (warming ? warmup : order).CandidateFirst();
     if (!Pair(c, ops, cand_first, wall, cpu)) return false;
-    if (now < warm_end) {
+    if (warming) {
       ++out->warmup_pairs;
       continue;
     }
@@ -264,7 +281,7 @@ json RunPaired(const Instance& instance, const std::string& base_plugin,
   {
     const PairedCpus cpus = ChooseCpus();
     const Pinned pinned(cpus);
-    Coordinator c(page);
+    Coordinator c(page, options.hang_s);
     c.Spawn(0, base_plugin, instance.name, cpus);
     c.Spawn(1, options.against, instance.name, cpus);
     ok = c.Ready(0) && c.Ready(1) && Measure(c, instance.name, options, &pairs) && c.Stop();

@@ -25,6 +25,9 @@ struct PairedOptions {
   double budget_s = 1.0;    // per instance, warm-up included
   double batch_s = 100e-6;  // the shortest batch of either side
   double warmup_fraction = 0.1;
+  // A side silent this long (its setup, a batch or its teardown) hangs: the instance fails
+  // naming it, before the isolation's --instance-timeout would kill it without a name.
+  double hang_s = 540;
 };
 
 // The result entry of `instance` (name, scenario, args, threads, allocator) with its "paired"

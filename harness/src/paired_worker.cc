@@ -51,7 +51,13 @@ class PairedRun {
         PinThisThread(cpus_.cpus[static_cast<size_t>(i) % cpus_.cpus.size()]);
       State state(&kHost, &contexts[static_cast<size_t>(i)], instance_.arg_values.data(),
                   instance_.arg_values.size(), n, i);
-      instance_.function(state);
+      // Thread 0 is the worker's main thread, whose callers are the coordinator's code (a
+      // forked copy): an exception must not unwind into them. Uncaught, as on other threads.
+      try {
+        instance_.function(state);
+      } catch (...) {
+        std::terminate();
+      }
       if (!state.loop_finished()) {
         Fail(state.loop_started()
                  ? "the scenario left its measured loop early (break or return inside it)"

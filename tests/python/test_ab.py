@@ -152,9 +152,9 @@ def test_one_more_allocation_fails_the_gate_naming_scenario_and_delta(user_repo,
 
 def test_identical_builds_pass(user_repo, prefix, runner, capsys, tmp_path):
     repo, shas = user_repo
-    code = cli.main(ab(repo, prefix, runner, shas["base"], "main", "--repetitions", "3",
-                       "--min-time", "0.002", "--format", "json", "--fail-on", "alloc",
-                       "--report", str(tmp_path / "site")))
+    code = cli.main(ab(repo, prefix, runner, shas["base"], "main", "--unpaired",
+                       "--repetitions", "3", "--min-time", "0.002", "--format", "json",
+                       "--fail-on", "alloc", "--report", str(tmp_path / "site")))
     doc = json.loads(capsys.readouterr().out)
     assert code == 0, doc["gate"]
     assert doc["gate"]["failed"] == []
@@ -176,6 +176,54 @@ def test_identical_builds_pass(user_repo, prefix, runner, capsys, tmp_path):
     html = page.read_text()
     assert "Gate passed" in html and html.count('<td class="num">6 (2 forks)</td>') == 2 * sum(
         len(i["time"]) for i in doc["instances"])   # per side, per clock
+
+
+def test_time_is_measured_paired_by_default(user_repo, prefix, runner, capsys):
+    """Forks count, one paired run times: its pairs judge both clocks of every instance, and
+    `compare` of ab's folders finds them again."""
+    repo, shas = user_repo
+    code = cli.main(ab(repo, prefix, runner, shas["base"], "main", "--paired-time", "0.3",
+                       "--format", "json", "--no-sites"))
+    doc = json.loads(capsys.readouterr().out)
+    main = worktrees.resolve(repo, "main")
+    run_dir = repo / ".allocbench" / "ab" / f"{shas['base'][:12]}-{main[:12]}"
+    assert doc["paired"] == str(run_dir / "paired.json")
+    pairs = json.loads((run_dir / "paired.json").read_text())
+    fork = json.loads((run_dir / "cand" / "fork-1.json").read_text())
+    assert fork["context"]["time"] is None and pairs["context"]["paired"]["budget_s"] == 0.3
+    measured = {r["name"]: len(r["paired"]["cand_first"]) for r in pairs["results"]}
+    assert sorted(measured) == ["e2e/start_span", "e2e/tag"]
+    for inst in doc["instances"]:
+        time, cpu = inst["time"]
+        assert (time["metric"], cpu["metric"]) == ("ns_per_op", "cpu_ns_per_op")
+        assert time["pairs"] == cpu["pairs"] == time["base_n"] == measured[inst["name"]] >= 100
+        assert time["threshold"] == 1.0   # [time] paired_threshold, not the 5% of forks
+        low, high = time["interval"]["relative_low"], time["interval"]["relative_high"]
+        assert low <= time["interval"]["relative"] <= high
+    # Identical sources: every exact metric is the same, and so the gate rests on time alone.
+    assert {c["verdict"] for i in doc["instances"] for c in i["exact"]} == {"same"}
+    assert code == (1 if doc["gate"]["failed"] else 0)
+    # compare, given ab's two folders, judges time from the same pairs.
+    assert cli.main(["compare", str(run_dir / "base"), str(run_dir / "cand"), "--format",
+                     "json"]) == code
+    again = json.loads(capsys.readouterr().out)
+    assert [i["time"] for i in again["instances"]] == [i["time"] for i in doc["instances"]]
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--repetitions", "3"], "--repetitions sets the unpaired time pass, and ab times base and "
+                             "candidate paired: add --unpaired to time them in forks, or drop "
+                             "it (--paired-time sets the paired pass)"),
+    (["--unpaired", "--paired-time", "1"], "--paired-time sets the paired time pass, which "
+                                           "--unpaired turns off; drop one"),
+    (["--no-time", "--paired-time", "1"], "--paired-time sets the paired time pass, which "
+                                          "--no-time turns off; drop one"),
+])
+def test_options_of_a_time_pass_that_does_not_run_are_refused(user_repo, prefix, runner,
+                                                              capsys, flags, message):
+    repo, shas = user_repo
+    assert cli.main(ab(repo, prefix, runner, shas["base"], "main", *flags)) == 2
+    assert capsys.readouterr().err == f"allocbench: error: {message}\n"
 
 
 def test_a_crashing_candidate_is_a_failed_instance_that_gates(user_repo, prefix, runner,

@@ -69,7 +69,10 @@ def one_line_error(tmp_path: Path, capsys, text: str) -> str:
 @pytest.mark.parametrize("text, message", [
     ("[time]\ntreshold = 5\n",
      "unknown key 'time.treshold'; the known keys here are threshold, max_cv, confidence, "
-     "min_samples — fix the spelling or remove it"),
+     "min_samples, paired_threshold — fix the spelling or remove it"),
+    ("[time]\npaired_threshold = 0\n",
+     "'time.paired_threshold' is 0; it must be above 0 and at most 1000 (percent, e.g. 1 for "
+     "1%)"),
     ("[gate]\nthreshold = 5\n",
      "unknown key 'gate'; the known keys here are time, budget, sites, build, sampled — fix the "
      "spelling or remove it"),
@@ -189,3 +192,12 @@ def test_threshold_flag_replaces_the_configured_one(tmp_path):
     cfg = config.load(write(tmp_path, "[time]\nthreshold = 3\nmax_cv = 0.2\n"))
     changed = cfg.with_threshold(20.0)
     assert (changed.time.threshold, changed.time.max_cv) == (20.0, 0.2)
+    # --threshold sets the gate that judges: paired time's too.
+    assert (cfg.time.paired_threshold, changed.time.paired_threshold) == (1.0, 20.0)
+
+
+def test_paired_time_has_its_own_threshold_and_a_budget_overrides_both(tmp_path):
+    cfg = config.load(write(tmp_path, "[time]\nthreshold = 3\npaired_threshold = 0.5\n"
+                                      "[[budget]]\nmatch = \"slow/*\"\ntime_threshold = 8\n"))
+    assert (cfg.threshold("fast/a"), cfg.threshold("fast/a", paired=True)) == (3.0, 0.5)
+    assert (cfg.threshold("slow/a"), cfg.threshold("slow/a", paired=True)) == (8.0, 8.0)

@@ -21,7 +21,7 @@ from pathlib import Path
 from allocbench.base import packages
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import write_atomically
-from allocbench.harness import runners
+from allocbench.harness import paired_pass, runners
 from allocbench.history import buildspec, worktrees
 from allocbench.sites import changes
 from allocbench.sites.per_op import SiteChange
@@ -39,11 +39,30 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     arguments.add_run_arguments(parser, forks=3)
     compare_command.add_gate_arguments(parser)
     report_command.add_report_argument(parser, "the comparison")
+    parser.add_argument("--unpaired", action="store_true",
+                        help="time each side in its own forks, as before (by default base and "
+                             "candidate are timed together, paired: docs/paired.md)")
+    parser.add_argument("--paired-time", type=arguments.positive_seconds, metavar="SECONDS",
+                        help="time per instance of the paired pass "
+                             f"[{paired_pass.BUDGET_S:g}]")
     parser.add_argument("--no-sites", action="store_true",
                         help="do not profile the instances whose allocations changed (by "
                              "default: heaptrack on both sides, the site changes in the comment)")
     parser.add_argument("--max-sites", type=arguments.positive, default=3, metavar="N",
                         help="profile at most N instances, the biggest B/op changes first [3]")
+
+
+def _check_time_options(paired: bool, unpaired: bool, repetitions: int | None,
+                        min_time: str | None, paired_time: float | None) -> None:
+    """UserError for an option of the time pass that does not run: it would be ignored."""
+    if paired and (repetitions is not None or min_time is not None):
+        flag = "--repetitions" if repetitions is not None else "--min-time"
+        raise UserError(f"{flag} sets the unpaired time pass, and ab times base and candidate "
+                        "paired: add --unpaired to time them in forks, or drop it (--paired-time "
+                        "sets the paired pass)")
+    if not paired and paired_time is not None:
+        raise UserError("--paired-time sets the paired time pass, which "
+                        f"{'--unpaired' if unpaired else '--no-time'} turns off; drop one")
 
 
 def judge_sites(comparison: cmp.Comparison, settings: config_file.Config,
@@ -72,7 +91,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
         calibration: Path | None = None, show_all: bool = False, report: Path | None = None,
-        no_sites: bool = False, max_sites: int = 3) -> int:
+        no_sites: bool = False, max_sites: int = 3, unpaired: bool = False,
+        paired_time: float | None = None) -> int:
     if report is not None:
         report_command.check_out(report)
     repo = worktrees.toplevel(repo or Path.cwd())
@@ -88,11 +108,17 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
             raise UserError(f"{rules.judged_by(policy.CONFIG)}: its [[sites]] budgets need "
                             f"heaptrack to profile allocation sites (or pass --no-sites): {e}"
                             ) from None
+    paired = not (unpaired or no_time)
+    _check_time_options(paired, unpaired, repetitions, min_time, paired_time)
     runner = runners.find(runner, instructions=instructions, jobs=jobs)
     options = runners.options(repetitions=repetitions, min_time=min_time, filter=filter,
-                              no_time=no_time, instance_timeout=instance_timeout,
+                              no_time=no_time or paired, instance_timeout=instance_timeout,
                               instructions=instructions, estimated_cycles=estimated_cycles)
     runners.check(runner, options)
+    pair_options = paired_pass.options(filter=filter, instance_timeout=instance_timeout,
+                                       paired_time=paired_time)
+    if paired:
+        runners.check(runner, ["--plugin", "x", "--against", "y", *pair_options])
     pair = f"{shas['base'][:12]}-{shas['cand'][:12]}"
     out = worktrees.state_dir(repo) / "ab" / pair
     # Two abs of one pair would share its folder, one clearing it while the other compares:
@@ -105,10 +131,16 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                                       tuple(worktrees.revision(repo, sha).context_flags()))
                     for side, sha in shas.items()]
         folders = worktrees.run_interleaved(runner, subjects, forks, out, options)
+        pairs = None
+        if paired:
+            pairs = paired_pass.run(runner, plugins[shas["base"]], plugins[shas["cand"]],
+                                    out / compare_command.PAIRED_FILE, pair_options)
+        else:
+            (out / compare_command.PAIRED_FILE).unlink(missing_ok=True)
 
         policy.record(rules, out)
         comparison = compare_command.judge(folders["base"], folders["cand"], rules=rules,
-                                           threshold=threshold, fail_on=fail_on)
+                                           threshold=threshold, fail_on=fail_on, paired=pairs)
         found = None if no_sites else changes.site_changes(
             comparison, [plugins[shas["base"]]], [plugins[shas["cand"]]], out / "sites",
             max_sites, runner, budgeted=lambda name: site_budget.budgeted(settings, name))

@@ -23,6 +23,16 @@ def percent(text: str) -> float:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.0 < value < 1e6:   # NaN and inf too
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds > 0")
+    return value
+
+
 def positive(text: str) -> int:
     try:
         value = int(text)

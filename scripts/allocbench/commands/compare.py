@@ -13,12 +13,14 @@ from pathlib import Path
 from allocbench.sites import per_op as sites_of, profile
 from allocbench.sites.per_op import SiteChange
 from allocbench.gate import compare as cmp, compare_format, compare_json, config, policy
-from allocbench.gate import site_budget
+from allocbench.base import paired_results
+from allocbench.gate import paired_gate, site_budget
 from allocbench.commands import arguments
 
 FORMATS = ("console", "markdown", "json")
 DEFAULT_CONFIG = config.DEFAULT_NAME
 DEFAULT_CALIBRATION = Path(policy.CALIBRATION)
+PAIRED_FILE = "paired.json"   # where ab writes its pairs, beside the sides' folders
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +51,9 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", type=Path, help="baseline results file or directory of forks")
     parser.add_argument("cand", type=Path, help="candidate results file or directory of forks")
     add_gate_arguments(parser)
+    parser.add_argument("--paired", type=Path, metavar="FILE",
+                        help="time judged from the pairs of allocbench-run --against BASE and "
+                             "CAND's plugins [of ab's folders: the paired.json beside them]")
     parser.add_argument("--sites", nargs=2, type=Path, metavar=("BASE_DIR", "CAND_DIR"),
                         help="the two sides' site tables (*.sites.json of allocbench profile): "
                              "their changes are shown under each instance, and judged against "
@@ -58,10 +63,10 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
 def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any",
          rules: policy.Policy | None = None, threshold: float | None = None,
          show_all: bool = False, sites: dict[str, list[SiteChange]] | None = None,
-         sites_note: str = "") -> tuple[cmp.Comparison, str, int]:
+         sites_note: str = "", paired: Path | None = None) -> tuple[cmp.Comparison, str, int]:
     """Compares, formats; returns (comparison, text, exit code). No `rules`: the defaults."""
     comparison = judge(base, cand, rules=rules, threshold=threshold, fail_on=fail_on,
-                       sites=sites)
+                       sites=sites, paired=paired)
     text = render(comparison, format=format, fail_on=fail_on, show_all=show_all, sites=sites,
                   sites_note=sites_note)
     return comparison, text, 1 if cmp.gated(comparison, fail_on) else 0
@@ -69,14 +74,27 @@ def gate(base: Path, cand: Path, *, format: str = "console", fail_on: str = "any
 
 def judge(base: Path, cand: Path, *, rules: policy.Policy | None = None,
           threshold: float | None = None, fail_on: str = "any",
-          sites: dict[str, list[SiteChange]] | None = None) -> cmp.Comparison:
+          sites: dict[str, list[SiteChange]] | None = None,
+          paired: Path | None = None) -> cmp.Comparison:
     """The comparison by `rules` (None: the defaults), which it carries with the candidate's
     changes to them; with `sites` (the site changes of instances profiled on both sides), its
-    sites beyond their [[sites]] budgets too."""
+    sites beyond their [[sites]] budgets too; with `paired` (allocbench-run --against's
+    results), time judged from its pairs."""
     rules = rules or policy.from_files(None, None)
     comparison = policy.compare(rules, cmp.load_side(base), cmp.load_side(cand), fail_on,
                                 threshold)
+    if paired is not None:
+        config = rules.config if threshold is None else rules.config.with_threshold(threshold)
+        comparison = paired_gate.apply(comparison, paired_results.load(paired), config)
     return site_budget.judge(comparison, rules.config, sites) if sites else comparison
+
+
+def ab_pairs(base: Path, cand: Path) -> Path | None:
+    """The pairs ab measured beside the folders of its two sides, if these are they."""
+    found = Path(base).parent / PAIRED_FILE
+    same = Path(base).parent == Path(cand).parent
+    return found if same and policy.recorded(base, cand) is not None and found.is_file() \
+        else None
 
 
 def rules_for(base: Path, cand: Path, config: Path | None, calibration: Path | None
@@ -106,14 +124,16 @@ def render(comparison: cmp.Comparison, *, format: str, fail_on: str, show_all: b
 def run(*, base: Path, cand: Path, format: str = "console", fail_on: str = "any",
         config: Path | None = None, threshold: float | None = None,
         calibration: Path | None = None, show_all: bool = False,
-        sites: list[Path] | None = None) -> int:
+        sites: list[Path] | None = None, paired: Path | None = None) -> int:
     rules = rules_for(base, cand, config, calibration)
+    if paired is None:
+        paired = ab_pairs(base, cand)
     changes = None
     if sites:
         base_sites, cand_sites = (profile.load_tables(folder) for folder in sites)
         changes = {name: sites_of.diff(base_sites[name], cand_sites[name])
                    for name in base_sites if name in cand_sites}
     _, text, code = gate(base, cand, format=format, fail_on=fail_on, rules=rules,
-                         threshold=threshold, show_all=show_all, sites=changes)
+                         threshold=threshold, show_all=show_all, sites=changes, paired=paired)
     print(text, end="")
     return code

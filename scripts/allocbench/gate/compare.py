@@ -179,6 +179,7 @@ class TimeChange:
     noise: str = ""            # calibration's warning, if its noise exceeds the threshold
     base_forks: tuple[tuple[float, ...], ...] = ()   # the samples judged, per fork, as measured
     cand_forks: tuple[tuple[float, ...], ...] = ()
+    pairs: int = 0             # measured paired (gate/paired_gate.py): how many pairs judged
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,7 @@ class Comparison:
     sites_not_judged: tuple[SitesNotJudged, ...] = ()   # ... and what it could not judge
     sampled_unstable: str = "fail"   # [sampled] unstable: "fail" or "show" (config.Sampled)
     policy_changes: tuple[PolicyChange, ...] = ()   # the candidate's changes to the policy
+    paired: str = ""   # time measured paired: the file of the pairs (gate/paired_gate.py)
 
 
 def exact_change(metric: str, unit: str, base: list[float], cand: list[float],

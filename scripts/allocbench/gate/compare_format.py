@@ -93,14 +93,18 @@ def time_interval(change: TimeChange, text: Escape = terminal) -> str:
     if i is None:
         return "—"
     unit = text(change.unit)
+    digits = 2 if change.pairs else 1   # paired intervals are a tenth of a percent wide
     return (f"[{number(i.absolute_low, True)} {unit}; {number(i.absolute_high, True)} "
-            f"{unit}] or [{100 * i.relative_low:+.1f}%; {100 * i.relative_high:+.1f}%]")
+            f"{unit}] or [{100 * i.relative_low:+.{digits}f}%; "
+            f"{100 * i.relative_high:+.{digits}f}%]")
 
 
 def _time_detail(change: TimeChange, text: Escape) -> str:
     out = time_interval(change, text)
     if change.p_value is not None:
         out += f", p = {change.p_value:.2g}"
+    if change.pairs:
+        out += f", {change.pairs:,} pairs"
     if change.reason:
         out += f"; {text(change.reason)}"
     if change.noise:
@@ -212,6 +216,9 @@ def _method(comparison: Comparison) -> str:
     if any(c.section == "instructions" for inst in comparison.instances for c in inst.exact):
         exact = ("Allocation metrics and instructions per op (callgrind, the count windows' own "
                  "ops) are exact")
+    if comparison.paired:
+        return f"{exact}: any increase beyond the budget (default: none) is a regression. " \
+            + _paired_method(comparison)
     time = (f"Time: {s.confidence:.0%} interval of the relative difference of means "
             "(candidate vs. baseline) by a seeded two-level bootstrap (forks, then the "
             "repetitions within them); ")
@@ -228,6 +235,24 @@ def _method(comparison: Comparison) -> str:
         return f"{sampled} {time}"
     exact = f"{exact}: any increase beyond the budget (default: none) is a regression."
     return " ".join(filter(None, (exact, sampled, time)))
+
+
+def _paired_method(comparison: Comparison) -> str:
+    s = comparison.settings
+    out = (f"Time was measured paired: base and candidate in one run, short batches of each in "
+           f"turn on the same CPU, so that machine noise cancels in each pair's ratio; "
+           f"{s.confidence:.0%} interval of the candidate's relative difference from the "
+           "per-pair ratios (batch means of trimmed log-ratios); ")
+    if comparison.time_gates:
+        out += (f"worse or better only when the whole interval lies beyond "
+                f"±{s.paired_threshold:g}%; *unstable* (too few pairs, bimodal ratios, a "
+                "trend within the run) never gates.")
+    else:
+        out += (f"directional: *slower* or *faster* when the whole interval lies beyond "
+                f"±{s.paired_threshold:g}%, never gating (instructions gate CPU cost).")
+    return out + (" A paired result compares this base binary with this candidate binary: "
+                  "code layout alone (where the linker puts functions) moves it by up to a "
+                  "few tenths of a percent here, which the threshold allows for (docs/paired.md).")
 
 
 def _policy_heads(comparison: Comparison, code: Escape, text: Escape) -> list[str]:

@@ -45,6 +45,7 @@ def to_json(comparison: Comparison, fail_on: str,
         "config": str(comparison.config_path) if comparison.config_path else None,
         "summary": dict(cmp.verdicts(comparison)),
         "time_gates": comparison.time_gates,
+        "paired": comparison.paired,
         "gate": {"fail_on": fail_on, "sampled_unstable": comparison.sampled_unstable,
                  "failed": [{"instance": n, "metric": m}
                             for n, m in cmp.gated(comparison, fail_on)]},
@@ -109,9 +110,12 @@ def _time(c: Checker, t: Any, at: str) -> TimeChange:
         c.each(c.obj(interval, where), where,
                {k: c.number for k in stats.Interval.__dataclass_fields__})
         interval = stats.Interval(**{k: interval[k] for k in stats.Interval.__dataclass_fields__})
+    # Absent from comparisons written before time was measured paired: it was not.
+    pairs = c.integer(t.get("pairs", 0), json_path(at, "pairs"), 0)
     return TimeChange(t["metric"], t["unit"], t["base_n"], t["cand_n"], t["base_mean"],
                       t["cand_mean"], t["base_cv"], t["cand_cv"], interval, t["p_value"],
-                      t["threshold"], t["verdict"], t["reason"], t["noise"], **forks)
+                      t["threshold"], t["verdict"], t["reason"], t["noise"], **forks,
+                      pairs=pairs)
 
 
 def _instance(c: Checker, i: Any, at: str) -> InstanceComparison:
@@ -162,6 +166,8 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
                                               for i, x in enumerate(c.array(v, w))],
                      "config": lambda v, w: v is None or c.text(v, w)})
     settings = c.obj(doc.get("settings", MISSING), "settings")
+    # paired_threshold: absent from comparisons written before time was measured paired.
+    settings = {"paired_threshold": TimeSettings.paired_threshold, **settings}
     c.each(settings, "settings", {k: c.number for k in TimeSettings.__dataclass_fields__})
     gate = c.obj(doc.get("gate", MISSING), "gate")
     fail_on = c.member(gate.get("fail_on", MISSING), "gate.fail_on", cmp.FAIL_ON)
@@ -185,5 +191,6 @@ def from_json(doc: Any, origin: str) -> tuple[Comparison, str]:
         TimeSettings(**{k: settings[k] for k in TimeSettings.__dataclass_fields__}),
         Path(doc["config"]) if doc["config"] else None,
         c.flag(doc.get("time_gates", True), "time_gates"), notes, excesses,
-        sites_not_judged=not_judged, sampled_unstable=unstable, policy_changes=policy)
+        sites_not_judged=not_judged, sampled_unstable=unstable, policy_changes=policy,
+        paired=c.text(doc.get("paired", ""), "paired"))
     return comparison, fail_on

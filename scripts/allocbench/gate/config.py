@@ -6,6 +6,7 @@ load.
     max_cv = 0.10        # a side whose coefficient of variation exceeds this is unstable
     confidence = 0.95    # of the bootstrap interval
     min_samples = 5      # fewer samples (forks × repetitions) on a side: unstable
+    paired_threshold = 1 # percent, for time measured paired (ab's default; docs/paired.md)
 
     [[budget]]
     match = "trace_fanout/*"   # glob over instance names; the last matching entry wins, per key
@@ -56,6 +57,9 @@ class TimeSettings:
     max_cv: float = 0.10
     confidence: float = 0.95
     min_samples: int = 5
+    # Paired time compares two binaries in one run: its noise floor is code layout, measured
+    # by bench/paired_gate.py's A/A′ builds (docs/paired.md), not the machine.
+    paired_threshold: float = 1.0   # percent
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ class Config:
     sites: tuple[Budget, ...] = ()   # [[sites]]: budgets per allocation site
 
     def with_threshold(self, threshold: float) -> Config:
-        """This configuration with another [time] threshold (percent); budgets still apply."""
-        return replace(self, time=replace(self.time, threshold=threshold))
+        """This configuration with another [time] threshold (percent), paired or not; budgets
+        still apply."""
+        return replace(self, time=replace(self.time, threshold=threshold,
+                                          paired_threshold=threshold))
 
     def limit(self, instance: str, metric: str) -> Limit:
         """The budget of `metric` for `instance`: the last matching entry naming it, or none."""
@@ -120,9 +126,10 @@ class Config:
                 found = budget.limits[metric]
         return found
 
-    def threshold(self, instance: str) -> float:
-        """The time threshold for `instance`, in percent."""
-        found = self.time.threshold
+    def threshold(self, instance: str, paired: bool = False) -> float:
+        """The time threshold for `instance`, in percent, of time measured paired or not; a
+        budget's time_threshold is the instance's own, for both."""
+        found = self.time.paired_threshold if paired else self.time.threshold
         for budget in self.budgets:
             if budget.time_threshold is not None and fnmatch.fnmatchcase(instance, budget.match):
                 found = budget.time_threshold
@@ -166,7 +173,7 @@ def _unknown(path: Path, key: str, known: list[str]) -> UserError:
 def _time(path: Path, table: Any) -> TimeSettings:
     if not isinstance(table, dict):
         raise UserError(f"{path}: 'time' must be a table ([time]), not {_describe(table)}")
-    known = ["threshold", "max_cv", "confidence", "min_samples"]
+    known = ["threshold", "max_cv", "confidence", "min_samples", "paired_threshold"]
     for key in table:
         if key not in known:
             raise _unknown(path, f"time.{key}", known)
@@ -183,7 +190,10 @@ def _time(path: Path, table: Any) -> TimeSettings:
                         f"{_describe(min_samples)}")
     if min_samples < 2:
         raise UserError(f"{path}: 'time.min_samples' is {min_samples}; it must be at least 2")
-    return TimeSettings(threshold, max_cv, confidence, min_samples)
+    paired = _number(path, "time.paired_threshold",
+                     table.get("paired_threshold", settings.paired_threshold),
+                     "percent, e.g. 1 for 1%", 0, 1000, above=True)
+    return TimeSettings(threshold, max_cv, confidence, min_samples, paired)
 
 
 def _finite(value: Any) -> float | None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import subprocess
+
 from allocbench.base import results
-from allocbench.base.errors import UserError
+from allocbench.base.errors import MeasurementFailed, UserError
 
 OWN_CODES = (0, 1, 2, 3, 130)
 Identity = tuple[int, int] | None
@@ -42,6 +44,26 @@ def ending(code: int) -> str:
         except ValueError:
             return f"was killed by signal {-code}"
     return f"ended with the unexpected exit code {code}"
+
+
+def check(done: subprocess.CompletedProcess[str], runner: Path, what: str, out: Path,
+          before: Snapshot) -> None:
+    """Raises what a run of `runner` (`what` it measured, into `out`) that ended `done` means
+    for its caller: KeyboardInterrupt (130), UserError (2: it refused its input),
+    MeasurementFailed (3, or an ending not its own); 0 and 1 (an instance failed, recorded in
+    its results) return."""
+    if done.returncode == 130:
+        raise KeyboardInterrupt
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    if done.returncode == 2:  # allocbench-run refused its input: a --filter, a plugin
+        raise UserError(f"{runner} refused {what}: "
+                        f"{last.removeprefix('allocbench-run: error: ')}")
+    if done.returncode == 3:  # its own failure, which it printed
+        raise MeasurementFailed(f"{runner} failed on {what} (exit code 3): {last}")
+    if done.returncode not in OWN_CODES:
+        said = f" (its last output: {last})" if done.stderr.strip() else ""
+        raise MeasurementFailed(f"{runner} {ending(done.returncode)} on {what}{said}; "
+                                f"{left_behind(out, before)}")
 
 
 def left_behind(out: Path, before: Snapshot) -> str:

@@ -219,18 +219,5 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
                 command += ["--plugin", str(plugin)]
             announce(f"fork {fork}/{forks} of {subject.name}")
             done = proc.run(command, capture_output=True, text=True, errors="replace")
-            if done.returncode == 130:
-                raise KeyboardInterrupt
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            if done.returncode == 2:  # allocbench-run refused its input: a --filter, a plugin
-                raise UserError(f"{runner} refused fork {fork} of {subject.name}: "
-                                f"{last.removeprefix('allocbench-run: error: ')}")
-            if done.returncode == 3:  # its own failure, which it printed
-                raise MeasurementFailed(f"{runner} failed on fork {fork} of {subject.name} "
-                                        f"(exit code 3): {last}")
-            if done.returncode not in runner_exit.OWN_CODES:
-                said = f" (its last output: {last})" if done.stderr.strip() else ""
-                raise MeasurementFailed(
-                    f"{runner} {runner_exit.ending(done.returncode)} on fork {fork} of "
-                    f"{subject.name}{said}; {runner_exit.left_behind(result, before)}")
+            runner_exit.check(done, runner, f"fork {fork} of {subject.name}", result, before)
     return folders

@@ -1,0 +1,78 @@
+"""The time gate of a paired run: each instance's time verdicts from its pairs, in place of the
+unpaired ones (allocbench-run --against wrote them; gate/paired.py estimates).
+
+A paired result compares *this* base binary with *this* candidate binary, measured together:
+drift and neighbours cancel, code layout does not (two builds of one source can differ by a
+percent for where their functions land). Hence its own threshold ([time] paired_threshold,
+from the A/A′ measurement in docs/paired.md) and the comment's wording (compare_format.py).
+
+Verdicts per instance and time metric: *worse* / *better* when the whole interval of cand/base
+- 1 lies beyond ±threshold, *same* otherwise, *unstable* (gate/paired.py's checks; never gates);
+*slower* / *faster* in place of worse / better where time is directional (the instructions pass
+gates CPU cost). An instance whose paired pass failed is failed, on the side the error names (a
+candidate that crashes, throws or hangs gates, as it does in the count pass).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from allocbench.base import paired_results
+from allocbench.base.errors import UserError
+from allocbench.gate import compare as cmp, paired, stats
+from allocbench.gate.config import Config
+
+UNIT = "ns"
+
+
+def change(metric: str, base: np.ndarray, cand: np.ndarray, *, threshold: float,
+           confidence: float) -> cmp.TimeChange:
+    """The time verdict of one metric from its pairs; `threshold` in percent."""
+    est = paired.estimate(base, cand, confidence=confidence, relevant=threshold / 200.0)
+    verdict = paired.verdict(est, threshold / 100.0)
+    b, c = est.base_median, est.cand_median
+    interval = stats.Interval(relative=est.relative, relative_low=est.relative_low,
+                              relative_high=est.relative_high, absolute=b * est.relative,
+                              absolute_low=b * est.relative_low,
+                              absolute_high=b * est.relative_high, tail=1.0 - confidence)
+    return cmp.TimeChange(metric=metric, unit=UNIT, base_n=est.pairs, cand_n=est.pairs,
+                          base_mean=b, cand_mean=c, base_cv=stats.cv(base),
+                          cand_cv=stats.cv(cand), interval=interval, p_value=None,
+                          threshold=threshold, verdict=verdict, reason=est.unstable,
+                          pairs=est.pairs)
+
+
+def _failure(error: str) -> str:
+    """The instance's failure, on the side the paired pass's error names (the candidate's when
+    it names none: a pair that could not be measured is not a pass)."""
+    side = "base" if error.startswith("paired time pass: base:") else "candidate"
+    return f"{side}: {error}"
+
+
+def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config
+          ) -> cmp.Comparison:
+    """`comparison` with the time of every instance `run` measured judged from its pairs."""
+    if not run.complete:
+        raise UserError(f"{run.path}: the pairs of an interrupted run (complete: false); the "
+                        "instances it did not reach would go unjudged: measure again")
+    confidence = comparison.settings.confidence
+    instances = []
+    for inst in comparison.instances:
+        entry = run.entries.get(inst.key)
+        if entry is None or inst.failure:
+            instances.append(inst)
+        elif entry.error:
+            instances.append(replace(inst, time=(), failure=_failure(entry.error)))
+        else:
+            threshold = config.threshold(inst.name, paired=True)
+            time = []
+            for metric in paired_results.METRICS:
+                base, cand = entry.per_op(metric, inst.key[2])
+                t = change(metric, base, cand, threshold=threshold, confidence=confidence)
+                if not comparison.time_gates:
+                    t = replace(t, verdict=cmp.DIRECTIONAL.get(t.verdict, t.verdict))
+                time.append(t)
+            instances.append(replace(inst, time=tuple(time)))
+    return replace(comparison, instances=tuple(instances), paired=str(run.path))
