@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -27,8 +28,10 @@ prints B/op, allocs/op, ns/op and ops/s; with --out, writes the results as JSON.
                        base and candidate in turn; every pair's times go to the results
                        ('allocbench compare' and 'ab' judge their ratios; docs/paired.md)
   --paired-time SECONDS
-                       time per instance of the paired pass, warm-up (its first tenth)
-                       included [1]
+                       time per instance of the paired pass, warm-up (the first tenth of
+                       each session) included [1]
+  --paired-sessions N  sessions per instance of the paired pass, each with fresh processes
+                       of both sides [10]
   --batch-time SECONDS the shortest batch of either side in the paired pass [0.0001]
   --repetitions N      time-pass repetitions, one sample each [5]
   --min-time SECONDS   minimum time of one repetition [0.05]
@@ -119,6 +122,8 @@ Options ParseOptions(int argc, const char* const* argv) {
       if (o.paired.against.empty()) throw UserError("--against needs a plugin path");
     } else if (flag == "--paired-time") {
       o.paired.budget_s = ParseSeconds(flag, take());
+    } else if (flag == "--paired-sessions") {
+      o.paired.sessions = static_cast<int>(std::min<int64_t>(ParsePositive(flag, take()), 1000));
     } else if (flag == "--batch-time") {
       o.paired.batch_s = ParseSeconds(flag, take());
     } else if (flag == "--repetitions") {

@@ -169,6 +169,7 @@ class Coordinator {
 struct Pairs {
   int64_t batch_ops = 0;
   int64_t warmup_pairs = 0;
+  std::vector<int64_t> session_pairs;  // the pairs of each session, in order
   std::vector<int> cand_first;
   std::vector<int64_t> wall[2];
   std::vector<int64_t> cpu[2];
@@ -181,41 +182,52 @@ bool Pair(Coordinator& c, int64_t ops, bool cand_first, int64_t wall[2], int64_t
          c.Batch(1 - first, ops, &wall[1 - first], &cpu[1 - first]);
 }
 
-bool Measure(Coordinator& c, const std::string& name, const PairedOptions& options, Pairs* out) {
-  // The measured pairs' order starts afresh after the warm-up: the same in every run.
-  Order warmup{~Fnv1a(name)};
-  Order order{Fnv1a(name)};
+// The orders within pairs: the measured pairs' starts afresh after the first warm-up, so it
+// is the same in every run.
+struct Orders {
+  Order warmup;
+  Order measured;
+};
+
+// One session: its pairs into `out` for `budget_s`, the first warmup_fraction of it dropped;
+// the batch length is found by the first session and kept by the others.
+bool Measure(Coordinator& c, Orders& orders, const PairedOptions& options, double budget_s,
+             Pairs* out) {
   int64_t wall[2], cpu[2];
   // The batch length: grow until the slower side's batch lasts batch_s.
   const double target_ns = options.batch_s * 1e9;
-  int64_t ops = 1;
-  for (;;) {
-    if (!Pair(c, ops, warmup.CandidateFirst(), wall, cpu)) return false;
+  for (int64_t ops = 1; out->batch_ops == 0;) {
+    if (!Pair(c, ops, orders.warmup.CandidateFirst(), wall, cpu)) return false;
     const double longest = static_cast<double>(std::max(wall[0], wall[1]));
-    if (longest >= target_ns || ops >= kMaxBatchOps) break;
-    const double grow = longest > 0 ? 1.2 * target_ns / longest : 10.0;
-    ops = std::min(kMaxBatchOps, ops * static_cast<int64_t>(std::clamp(grow, 2.0, 10.0)));
+    if (longest >= target_ns || ops >= kMaxBatchOps) {
+      out->batch_ops = ops;
+    } else {
+      const double grow = longest > 0 ? 1.2 * target_ns / longest : 10.0;
+      ops = std::min(kMaxBatchOps, ops * static_cast<int64_t>(std::clamp(grow, 2.0, 10.0)));
+    }
   }
-  out->batch_ops = ops;
+  const int64_t ops = out->batch_ops;
   const int64_t start = ClockNs(CLOCK_MONOTONIC);
-  const int64_t warm_end =
-      start + static_cast<int64_t>(options.warmup_fraction * options.budget_s * 1e9);
-  const int64_t end = start + static_cast<int64_t>(options.budget_s * 1e9);
+  const int64_t warm_end = start + static_cast<int64_t>(options.warmup_fraction * budget_s * 1e9);
+  const int64_t end = start + static_cast<int64_t>(budget_s * 1e9);
+  int64_t measured = 0;
   for (int64_t now = start; now < end; now = ClockNs(CLOCK_MONOTONIC)) {
     if (Interrupted()) return false;
     const bool warming = now < warm_end;
-    const bool cand_first = (warming ? warmup : order).CandidateFirst();
+    const bool cand_first = (warming ? orders.warmup : orders.measured).CandidateFirst();
     if (!Pair(c, ops, cand_first, wall, cpu)) return false;
     if (warming) {
       ++out->warmup_pairs;
       continue;
     }
+    ++measured;
     out->cand_first.push_back(cand_first ? 1 : 0);
     for (int s = 0; s < 2; ++s) {
       out->wall[s].push_back(wall[s]);
       out->cpu[s].push_back(cpu[s]);
     }
   }
+  out->session_pairs.push_back(measured);
   return true;
 }
 
@@ -274,17 +286,24 @@ json RunPaired(const Instance& instance, const std::string& base_plugin,
   void* memory =
       mmap(nullptr, sizeof(PairedPage), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw std::runtime_error("mmap() of the paired pass's page failed");
-  auto* page = new (memory) PairedPage();
   Pairs pairs;
-  bool ok;
+  Orders orders{Order{~Fnv1a(instance.name)}, Order{Fnv1a(instance.name)}};
+  bool ok = true;
   std::string error;
-  {
-    const PairedCpus cpus = ChooseCpus();
-    const Pinned pinned(cpus);
+  const PairedCpus cpus = ChooseCpus();
+  const Pinned pinned(cpus);
+  for (int session = 0; ok && session < options.sessions; ++session) {
+    auto* page = new (memory) PairedPage();
     Coordinator c(page, options.hang_s);
-    c.Spawn(0, base_plugin, instance.name, cpus);
-    c.Spawn(1, options.against, instance.name, cpus);
-    ok = c.Ready(0) && c.Ready(1) && Measure(c, instance.name, options, &pairs) && c.Stop();
+    // Each side's process is fresh in every session, the first one forked in turn: what a
+    // process brings of its own (its physical pages, and so its cache conflicts) differs
+    // from session to session, and the estimate's interval sees that spread (gate/paired.py).
+    const std::string* plugins[2] = {&base_plugin, &options.against};
+    const int first = session % 2;
+    c.Spawn(first, *plugins[first], instance.name, cpus);
+    c.Spawn(1 - first, *plugins[1 - first], instance.name, cpus);
+    ok = c.Ready(0) && c.Ready(1) &&
+         Measure(c, orders, options, options.budget_s / options.sessions, &pairs) && c.Stop();
     error = c.error();
   }
   munmap(memory, sizeof(PairedPage));
@@ -292,11 +311,11 @@ json RunPaired(const Instance& instance, const std::string& base_plugin,
     out["error"] = "paired time pass: " + (error.empty() ? "interrupted" : error);
     return out;
   }
-  out["paired"] = {{"batch_ops", pairs.batch_ops},   {"batch_target_s", options.batch_s},
-                   {"budget_s", options.budget_s},   {"warmup_pairs", pairs.warmup_pairs},
-                   {"cand_first", pairs.cand_first}, {"base_wall_ns", pairs.wall[0]},
-                   {"cand_wall_ns", pairs.wall[1]},  {"base_cpu_ns", pairs.cpu[0]},
-                   {"cand_cpu_ns", pairs.cpu[1]}};
+  out["paired"] = {{"batch_ops", pairs.batch_ops},         {"batch_target_s", options.batch_s},
+                   {"budget_s", options.budget_s},         {"warmup_pairs", pairs.warmup_pairs},
+                   {"session_pairs", pairs.session_pairs}, {"cand_first", pairs.cand_first},
+                   {"base_wall_ns", pairs.wall[0]},        {"cand_wall_ns", pairs.wall[1]},
+                   {"base_cpu_ns", pairs.cpu[0]},          {"cand_cpu_ns", pairs.cpu[1]}};
   return out;
 }
 

@@ -45,7 +45,7 @@ def entries(run: paired_results.Paired) -> dict[str, paired_results.Entry]:
 
 def ratio(entry: paired_results.Entry, metric: str = "ns_per_op", threads: int = 1) -> float:
     base, cand = entry.per_op(metric, threads)
-    return paired.estimate(base, cand).relative
+    return paired.estimate(base, cand, sessions=entry.sessions).relative
 
 
 @pytest.fixture(scope="module")

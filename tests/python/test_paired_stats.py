@@ -209,3 +209,45 @@ def test_verdict_is_strict_at_the_threshold():
     assert paired.verdict(est(-0.04, -0.02), 0.02) == "same"
     assert paired.verdict(est(-0.04, -0.0201), 0.02) == "better"
     assert paired.verdict(est(0.1, 0.2, "trend"), 0.02) == "unstable"
+
+
+# Sessions: every session's processes bring a speed of their own (measured: the same build
+# 1-2% apart in two processes for a whole session on the built-in span scenarios), so the
+# sessions, not the pairs, are the independent units.
+
+def sessions_of(rng, count, per, *, effect=0.0, offset_sd=0.01):
+    base, cand = pairs(rng, count * per, effect=effect, phi=0.5, outliers=0.01)
+    return base, cand * np.repeat(np.exp(rng.normal(0.0, offset_sd, count)), per), [per] * count
+
+
+def test_sessions_with_speeds_of_their_own_keep_the_interval_honest():
+    rng = np.random.default_rng(11)
+    misses = naive = 0
+    for _ in range(300):
+        base, cand, sessions = sessions_of(rng, 10, 150)
+        misses += not contains(paired.estimate(base, cand, sessions=sessions), 0.0)
+        naive += not contains(paired.estimate(base, cand), 0.0)
+    assert 3 <= misses <= 27         # nominal 5% of 300: 15
+    assert naive > 60                # the pairs as one run: the sessions' spread unseen
+
+
+def test_a_constant_ratio_over_sessions_is_exact_and_their_offsets_are_no_instability():
+    base = np.full(1000, 100.0)
+    est = paired.estimate(base, base * 1.05, sessions=[100] * 10)
+    assert est.relative == pytest.approx(0.05, abs=1e-12)
+    assert est.relative_low == est.relative_high and est.blocks == 10
+    rng = np.random.default_rng(5)
+    base, cand, sessions = sessions_of(rng, 10, 200, offset_sd=0.03)
+    assert paired.estimate(base, cand, sessions=sessions).unstable == ""
+
+
+def test_a_planted_effect_is_found_across_sessions():
+    rng = np.random.default_rng(6)
+    base, cand, sessions = sessions_of(rng, 10, 200, effect=0.05, offset_sd=0.005)
+    est = paired.estimate(base, cand, sessions=sessions)
+    assert contains(est, 0.05) and paired.verdict(est, 0.01) == "worse"
+
+
+def test_sessions_must_add_up_to_the_pairs():
+    with pytest.raises(ValueError, match=r"sessions \[5, 4\] do not add up to the 10 pairs"):
+        paired.estimate([1.0] * 10, [1.0] * 10, sessions=[5, 4])

@@ -43,6 +43,7 @@ class Entry:
     batch_ops: int = 0
     pairs: int = 0
     series: dict[str, np.ndarray] | None = None   # SERIES → per-batch ns, in pair order
+    sessions: tuple[int, ...] = ()   # the pairs of each session (fresh processes), in order
 
     def per_op(self, metric: str, threads: int) -> tuple[np.ndarray, np.ndarray]:
         """(base, candidate) ns per op per thread of every pair, for a METRICS key."""
@@ -111,4 +112,10 @@ def _entry(c: Checker, result: Any, where: str) -> Entry:
     if len(lengths) != 1:
         c.fail(at, f"has series of different lengths ({', '.join(map(str, sorted(lengths)))}): "
                    "every pair has four times")
-    return Entry(name, key, "", batch_ops, lengths.pop(), series)
+    pairs = lengths.pop()
+    where = json_path(at, "session_pairs")
+    sessions = tuple(c.integer(v, json_path(where, j), low=0)
+                     for j, v in enumerate(c.array(paired.get("session_pairs"), where)))
+    if sum(sessions) != pairs:
+        c.fail(where, f"adds up to {sum(sessions)} pairs, not the {pairs} measured")
+    return Entry(name, key, "", batch_ops, pairs, series, sessions)

@@ -6,8 +6,15 @@ Pure: arrays in, numbers out, no randomness.
 
 - r_i = log(cand_i / base_i): drift, frequency changes and neighbours hit both batches of a pair
   alike and cancel here (the random order within a pair keeps what is left unbiased).
-- Batch means: the pairs, in run order, make k = min(BLOCKS, pairs // MIN_BLOCK) consecutive
-  blocks; each block's statistic is its 10%-each-tail trimmed mean of r (a preempted batch,
+- Sessions: allocbench-run measures an instance in several sessions, each with fresh processes
+  of both sides, because a process brings a speed of its own (measured on the built-in span
+  scenarios: the same build 1-2% apart in two processes, for a whole session; the heap's and
+  the pages' placement). With two sessions or more, each session's 10%-trimmed mean of r is one
+  independent unit: estimate = their mean, interval = mean ± t(k-1)·sd/√k over the k
+  sessions. (Simulated, 10 sessions of 150 pairs, AR(1) 0.5, 1% outliers, session offsets of
+  sd 1%: 95% intervals miss in ~6%; the pairs taken as one run: 20% or more.)
+- One session (or pairs without sessions): batch means. The pairs, in run order, make
+  k = min(BLOCKS, pairs // MIN_BLOCK) consecutive blocks; each block's statistic is its 10%-each-tail trimmed mean of r (a preempted batch,
   ratio ×2 or ×0.5, is cut); estimate = mean of the k statistics, interval = mean ±
   t(k-1)·sd/√k, reported as exp(·) - 1. Blocks of hundreds of pairs are far longer than the
   autocorrelation time, so their statistics are ~independent: the interval stays honest where
@@ -19,6 +26,8 @@ Pure: arrays in, numbers out, no randomness.
   check every time) or, with at least BIMODAL_BLOCKS blocks, on the block statistics (a stretch
   of the run at another ratio); a trend, a least-squares slope of the block statistics with
   p < TREND_P that moves the ratio by more than `relevant` from the first block to the last.
+  With sessions, both checks read the ratios about their own session's (the sessions' offsets
+  are the interval's business), and the trend is one within the sessions.
 
 Measured by simulation (/tmp scripts, not kept: per pair a common level drifting 1 → 1.5 with a
 wobble, shared log-normal noise of 5%, r Gaussian AR(1) of marginal sd 1% unless said, a
@@ -88,10 +97,10 @@ def _checked(name: str, values: Sequence[float]) -> np.ndarray:
     return x
 
 
-def block_bounds(pairs: int) -> np.ndarray:
-    """Where each block starts, and the end: min(BLOCKS, pairs // MIN_BLOCK) consecutive blocks
+def block_bounds(pairs: int, most: int = BLOCKS) -> np.ndarray:
+    """Where each block starts, and the end: min(most, pairs // MIN_BLOCK) consecutive blocks
     (at least one), split as np.array_split does (the first pairs % k one pair longer)."""
-    k = max(1, min(BLOCKS, pairs // MIN_BLOCK))
+    k = max(1, min(most, pairs // MIN_BLOCK))
     sizes = pairs // k + (np.arange(k) < pairs % k)
     return np.concatenate([[0], np.cumsum(sizes)])
 
@@ -136,32 +145,58 @@ def _bimodal(r: np.ndarray, stat: np.ndarray, sizes: np.ndarray, relevant: float
             f"{len(r) - low:,} near {_percent(modes.high_mean - 1.0)})")
 
 
-def _trend(stat: np.ndarray, relevant: float) -> str:
-    """A least-squares slope of the block statistics against block index with p < TREND_P that
-    moves the ratio by more than `relevant` from the first block to the last."""
+def _trend(stat: np.ndarray, relevant: float, x: np.ndarray | None = None) -> str:
+    """A least-squares slope of the block statistics against their place `x` in the run (block
+    index by default; with sessions, the place within its session from 0 to 1, each session's
+    statistics about their own mean) with p < TREND_P that moves the ratio by more than
+    `relevant` from the first block to the last."""
     k = len(stat)
     if k < 3:
         return ""
-    x = np.arange(k) - (k - 1) / 2.0
+    places_are_indexes = x is None
+    x = np.arange(k) - (k - 1) / 2.0 if x is None else x - x.mean()
+    if not (x @ x) > 0:
+        return ""
     slope = float(x @ (stat - stat.mean()) / (x @ x))
     residual = stat - stat.mean() - slope * x
     if slope == 0.0:
         return ""
     se = math.sqrt(float(residual @ residual) / (k - 2) / float(x @ x))
     p = 0.0 if se == 0.0 else float(2.0 * sps.t.sf(abs(slope) / se, k - 2))
-    moved = math.expm1(slope * (k - 1))
+    moved = math.expm1(slope * float(x.max() - x.min()))
     if p >= TREND_P or abs(moved) <= relevant:
         return ""
-    return (f"trend within the run: the ratio moved {_percent(moved)} from the first to the "
-            f"last block")
+    where = "the run" if places_are_indexes else "each session"
+    return (f"trend within {where}: the ratio moved {_percent(moved)} from the first to "
+            f"the last block")
+
+
+def _session_blocks(r: np.ndarray, sessions: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per session its statistic, and its blocks' (the session's share of BLOCKS, at least one)
+    statistics about the session's own mean, their place within the session (0 to 1) and
+    sizes: what the bimodality and trend checks read, without the sessions' offsets."""
+    starts = np.concatenate([[0], np.cumsum(sessions)])
+    per_session = block_statistics(r, starts)
+    stats_, places, sizes = [], [], []
+    for i, (start, count) in enumerate(zip(starts[:-1], sessions)):
+        bounds = block_bounds(count, BLOCKS // len(sessions) + 1)
+        k = len(bounds) - 1
+        block = block_statistics(r[start:start + count], bounds)
+        stats_.append(block - per_session[i])
+        places.append(np.linspace(0.0, 1.0, k) if k > 1 else np.zeros(1))
+        sizes.append(np.diff(bounds))
+    return per_session, np.concatenate(stats_), np.concatenate(places), np.concatenate(sizes)
 
 
 def estimate(base: Sequence[float], cand: Sequence[float], *, confidence: float = 0.95,
-             relevant: float = 0.005) -> PairedEstimate:
+             relevant: float = 0.005, sessions: Sequence[int] | None = None
+             ) -> PairedEstimate:
     """cand/base - 1 from paired measurements (see the module comment).
 
     base, cand: sequences of equal length, each value > 0 (ValueError otherwise, naming what is
-    wrong); pair i is (base[i], cand[i]), in the order the pairs ran.
+    wrong); pair i is (base[i], cand[i]), in the order the pairs ran. sessions: how many pairs
+    each session (fresh processes of both sides) measured, in order; None: one session.
     """
     b, c = _checked("base", base), _checked("cand", cand)
     if len(b) != len(c):
@@ -169,13 +204,23 @@ def estimate(base: Sequence[float], cand: Sequence[float], *, confidence: float 
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence {confidence!r} is not between 0 and 1")
     n = len(b)
+    counts = np.asarray([n] if sessions is None else list(sessions), dtype=int)
+    if counts.sum() != n or (counts < 0).any():
+        raise ValueError(f"sessions {counts.tolist()} do not add up to the {n} pairs")
+    counts = counts[counts > 0]
     if n == 0:
         nan = math.nan
         return PairedEstimate(nan, nan, nan, 0, 0, nan, nan,
                               f"0 pairs, fewer than {MIN_PAIRS}", confidence)
     r = np.log(c) - np.log(b)
-    bounds = block_bounds(n)
-    stat = block_statistics(r, bounds)
+    if len(counts) >= 2:
+        # Each session is one draw of the processes' own speeds: the sessions, not the pairs,
+        # are the independent units.
+        stat, blocks, places, sizes = _session_blocks(r, counts)
+    else:
+        bounds = block_bounds(n)
+        stat = blocks = block_statistics(r, bounds)
+        places, sizes = None, np.diff(bounds)
     k = len(stat)
     center = float(stat.mean())
     if k < 2:
@@ -186,8 +231,11 @@ def estimate(base: Sequence[float], cand: Sequence[float], *, confidence: float 
     reasons = []
     if n < MIN_PAIRS:
         reasons.append(f"{n:,} pair{'s' * (n != 1)}, fewer than {MIN_PAIRS}")
-    reasons.append(_bimodal(r, stat, np.diff(bounds), relevant))
-    reasons.append(_trend(stat, relevant))
+    if places is not None:   # the pairs' ratios about their session's: the sessions' offsets out
+        r = r - np.repeat(stat, counts) + center
+    reasons.append(_bimodal(r, blocks + (center if places is not None else 0.0), sizes,
+                            relevant))
+    reasons.append(_trend(blocks, relevant, places))
     return PairedEstimate(
         relative=math.expm1(center), relative_low=math.expm1(center - half),
         relative_high=math.expm1(center + half), pairs=n, blocks=k,

@@ -27,10 +27,12 @@ from allocbench.gate.config import Config
 UNIT = "ns"
 
 
-def change(metric: str, base: np.ndarray, cand: np.ndarray, *, threshold: float,
-           confidence: float) -> cmp.TimeChange:
-    """The time verdict of one metric from its pairs; `threshold` in percent."""
-    est = paired.estimate(base, cand, confidence=confidence, relevant=threshold / 200.0)
+def change(metric: str, base: np.ndarray, cand: np.ndarray, sessions: tuple[int, ...], *,
+           threshold: float, confidence: float) -> cmp.TimeChange:
+    """The time verdict of one metric from its pairs (`sessions`: the pairs of each);
+    `threshold` in percent."""
+    est = paired.estimate(base, cand, confidence=confidence, relevant=threshold / 200.0,
+                          sessions=sessions)
     verdict = paired.verdict(est, threshold / 100.0)
     b, c = est.base_median, est.cand_median
     interval = stats.Interval(relative=est.relative, relative_low=est.relative_low,
@@ -70,7 +72,8 @@ def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config
             time = []
             for metric in paired_results.METRICS:
                 base, cand = entry.per_op(metric, inst.key[2])
-                t = change(metric, base, cand, threshold=threshold, confidence=confidence)
+                t = change(metric, base, cand, entry.sessions, threshold=threshold,
+                           confidence=confidence)
                 if not comparison.time_gates:
                     t = replace(t, verdict=cmp.DIRECTIONAL.get(t.verdict, t.verdict))
                 time.append(t)
