@@ -22,6 +22,8 @@ TESTING_PYTEST = ("tests/python/test_testing_catch2.py",)
 SITE_PYTEST = ("tests/python/test_site_budget.py", "tests/python/test_site_budget_ab.py")
 STORE_PYTEST = ("tests/python/test_store_index.py", "tests/python/test_sweep_parts.py")
 SLIM_PYTEST = ("tests/python/test_slim.py", "tests/python/test_report_rebuild.py")
+PAIRED_PYTEST = ("tests/python/test_paired_pass.py", "tests/python/test_paired_gate.py",
+                 "tests/python/test_paired_stats.py")
 
 
 @dataclass(frozen=True)
@@ -226,4 +228,43 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("store-trailing-data-accepted", "scripts/allocbench/history/store.py",
              "if not inflate.eof or inflate.unused_data:", "if not inflate.eof:",
              None, STORE_PYTEST, "bytes after a record's gzip stream are taken as a record"),
+    # --- the paired time pass and its gate ----------------------------------------------------
+    Mutation("paired-pause-not-taken-out", "harness/src/paired_worker.cc",
+             "slot_->wall_ns = end - t0_ - paused_wall_sum_.exchange(0) / instance_.threads;",
+             "slot_->wall_ns = end - t0_;",
+             None, PAIRED_PYTEST, "paused work is timed in the paired pass"),
+    Mutation("paired-sides-not-pinned", "harness/src/paired_worker.cc",
+             "      if (!cpus_.cpus.empty())\n        PinThisThread(",
+             "      if (false)\n        PinThisThread(",
+             None, PAIRED_PYTEST, "each side runs on whichever CPU: one may sit on a busier one"),
+    Mutation("paired-order-fixed", "harness/src/paired_pass.cc",
+             "return ((z ^ (z >> 31)) & 1) != 0;", "return false;",
+             None, PAIRED_PYTEST, "the base always runs first in a pair"),
+    Mutation("paired-warmup-kept", "harness/src/paired_pass.cc",
+             "    if (warming) {\n      ++out->warmup_pairs;\n      continue;\n    }\n",
+             "    if (warming) {\n      ++out->warmup_pairs;\n    }\n",
+             None, PAIRED_PYTEST, "the warm-up pairs are judged too"),
+    Mutation("paired-fault-blames-the-base", "harness/src/paired_pass.cc",
+             'constexpr const char* kSideName[2] = {"base", "candidate"};',
+             'constexpr const char* kSideName[2] = {"base", "base"};',
+             None, PAIRED_PYTEST, "a fault of the candidate is said to be the base's"),
+    Mutation("paired-cpu-per-thread-not-divided", "scripts/allocbench/base/paired_results.py",
+             'ops = float(self.batch_ops) * (threads if summed else 1)',
+             'ops = float(self.batch_ops)',
+             None, PAIRED_PYTEST, "CPU per op of a multi-threaded instance counts every thread"),
+    Mutation("paired-sessions-ignored", "scripts/allocbench/gate/paired_gate.py",
+             "                          sessions=sessions)", "                          sessions=None)",
+             None, PAIRED_PYTEST, "the gate takes the pairs of every session as one run"),
+    Mutation("paired-gate-by-the-unpaired-threshold", "scripts/allocbench/gate/paired_gate.py",
+             "threshold = config.threshold(inst.name, paired=True)",
+             "threshold = config.threshold(inst.name)",
+             None, PAIRED_PYTEST + ("tests/python/test_ab.py",),
+             "paired time is judged by the 5% of forked time"),
+    Mutation("paired-failure-never-gates", "scripts/allocbench/gate/paired_gate.py",
+             'side = "base" if error.startswith("paired time pass: base:") else "candidate"',
+             'side = "base"',
+             None, PAIRED_PYTEST, "a candidate that crashes in the paired pass passes the gate"),
+    Mutation("paired-interval-untrimmed", "scripts/allocbench/gate/paired.py",
+             "    cut = (TRIM * sizes).astype(int)", "    cut = (0 * sizes).astype(int)",
+             None, PAIRED_PYTEST, "a preempted batch moves the estimate"),
 )

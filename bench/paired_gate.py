@@ -250,9 +250,10 @@ def planted_table(doc: dict[str, Any]) -> str:
 def builtin_table(doc: dict[str, Any]) -> str:
     """Per instance and clock: the A/A′ paired estimate (median, and its largest size), and
     the median half-width of each gate's interval over A/A and A/A′ rounds."""
-    head = ["instance", "clock", "A/A′ paired estimate: median (largest)", "A/A paired: median",
+    head = ["instance", "clock", "A/A′ paired estimate: median (largest)",
+            "A/A′ beyond ±0.5% / 1% / 2%", "A/A paired: median", "A/A beyond ±0.5%",
             "paired ± half-width", "unpaired ± half-width", "unpaired unstable"]
-    lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     records = doc.get("builtin", [])
     for name in sorted({r["instance"] for r in records}):
         for clock in CLOCKS:
@@ -265,11 +266,46 @@ def builtin_table(doc: dict[str, Any]) -> str:
                     ("paired", "unpaired")}
             unstable = sum(bool(x[3]) for x in of("unpaired"))
             largest = max(layout, key=abs)
+            def beyond(label: str, threshold: float) -> str:
+                found = of("paired", label)
+                n = sum(judged(x, "paired", threshold) in ("worse", "better") for x in found)
+                return f"{n} of {len(found)}"
             lines.append(f"| {name} | {clock} | {100 * np.median(layout):+.2f}% "
-                         f"({100 * largest:+.2f}%) | {100 * np.median(same):+.2f}% | "
+                         f"({100 * largest:+.2f}%) | "
+                         f"{' / '.join(beyond('A/A′', t) for t in PAIRED_THRESHOLDS)} | "
+                         f"{100 * np.median(same):+.2f}% | {beyond('A/A', 0.5)} | "
                          f"±{100 * half['paired']:.2f}% | ±{100 * half['unpaired']:.1f}% | "
                          f"{unstable} of {len(of('unpaired'))} |")
     return "\n".join(lines) + "\n"
+
+
+def claim(doc: dict[str, Any]) -> str:
+    """The README's sentence of the planted-effect rounds, on the wall clock, at the default
+    paired threshold (1%) against the unpaired gate."""
+    def rows(label: str, gate: str) -> list[list[Any]]:
+        return [r["ns_per_op"] for r in doc["planted"]
+                if r["comparison"] == label and r["gate"] == gate]
+
+    def found(label: str, gate: str, threshold: float = 1.0) -> int:
+        return sum(judged(x, gate, threshold) == "worse" for x in rows(label, gate))
+
+    def half(gate: str) -> float:
+        return 100 * float(np.median([(x[2] - x[1]) / 2 for r in PLANTED
+                                      for x in rows(r, gate)]))
+
+    def seconds(gate: str) -> float:
+        return float(np.median([r["seconds_per_instance"] for r in doc["planted"]
+                                if r["gate"] == gate]))
+
+    n = doc["rounds"]
+    false = sum(judged(x, "paired", 1.0) in ("worse", "better")
+                for label in ("A/A", "A/A′") for x in rows(label, "paired"))
+    return (f"a planted +2% found in {found('+2%', 'paired')} of {n} rounds "
+            f"(unpaired: {found('+2%', 'unpaired')} of {n}), +1% in "
+            f"{found('+1%', 'paired', 0.5)} of {n} at a 0.5% threshold, the same build or "
+            f"another layout of it gated in {false} of {2 * n}; an interval of "
+            f"±{half('paired'):.2f}% against ±{half('unpaired'):.1f}%, in "
+            f"{seconds('paired'):.1f} s per instance against {seconds('unpaired'):.1f} s")
 
 
 def caption(doc: dict[str, Any]) -> str:
@@ -287,6 +323,8 @@ def parse_arguments() -> argparse.Namespace:
                         help="rounds of planted effects [20]")
     parser.add_argument("--builtin-rounds", type=int, default=10,
                         help="A/A and A/A′ rounds of the built-in instances, 0 for none [10]")
+    parser.add_argument("--claim", action="store_true",
+                        help="with --from: print the README's sentence instead of the tables")
     parser.add_argument("--seed", type=int, default=1, help="of the orders within rounds [1]")
     parser.add_argument("--runner", type=Path, metavar="PATH",
                         help="allocbench-run [$ALLOCBENCH_BUILD_DIR/bin/allocbench-run]")
@@ -306,6 +344,9 @@ def main() -> None:
         if args.out is not None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    if args.claim:
+        print(claim(doc))
+        return
     print(caption(doc), file=sys.stderr)
     print(planted_table(doc))
     if doc.get("builtin"):

@@ -61,6 +61,28 @@ std::vector<Instance> Select(std::vector<Instance> all, const std::string& filte
   return selected;
 }
 
+// --list: prints the instances' names; true if that is all the run does.
+bool Listed(const std::vector<Instance>& instances, const Options& options) {
+  if (!options.list) return false;
+  for (const Instance& inst : instances) std::printf("%s\n", inst.name.c_str());
+  return true;
+}
+
+// FILE.partial for --out FILE ("" without --out), both checked writable before anything runs.
+std::string CheckedOutputs(const Options& options) {
+  if (options.out.empty()) return "";
+  const std::string partial = options.out + ".partial";
+  CheckWritable(options.out);
+  CheckWritable(partial);
+  return partial;
+}
+
+int StoppedAfter(size_t done, size_t total, const std::string& partial) {
+  std::fprintf(stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", done, total,
+               partial.empty() || done == 0 ? "" : ("; results so far are in " + partial).c_str());
+  return 130;
+}
+
 // Paths as the user meant them, whatever a plugin's static constructor does to the current
 // folder (a chdir() would redirect a relative --out, or the next relative --plugin).
 Options Resolved(Options options) {
@@ -138,15 +160,8 @@ int RunPairedPass(const Options& options, int argc, const char* const* argv) {
                     "same scenarios");
   }
   const std::vector<Instance> instances = Select(common, options.filter);
-  if (options.list) {
-    for (const Instance& inst : instances) std::printf("%s\n", inst.name.c_str());
-    return 0;
-  }
-  const std::string partial = options.out.empty() ? "" : options.out + ".partial";
-  if (!options.out.empty()) {
-    CheckWritable(options.out);
-    CheckWritable(partial);
-  }
+  if (Listed(instances, options)) return 0;
+  const std::string partial = CheckedOutputs(options);
   nlohmann::json context = BuildContext(options, {base.plugin, cand.plugin}, argc, argv);
   context["count"] = nullptr;
   context["time"] = nullptr;
@@ -175,13 +190,7 @@ int RunPairedPass(const Options& options, int argc, const char* const* argv) {
     results.push_back(std::move(result));
     journal.Append(results.back());
   }
-  if (Interrupted()) {
-    std::fprintf(
-        stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
-        instances.size(),
-        partial.empty() || results.empty() ? "" : ("; results so far are in " + partial).c_str());
-    return 130;
-  }
+  if (Interrupted()) return StoppedAfter(results.size(), instances.size(), partial);
   int failed = 0;
   for (const nlohmann::json& r : results) {
     if (r.contains("error")) {
@@ -231,16 +240,8 @@ int Run(int argc, const char* const* argv) {
     plugins.push_back(LoadPluginHere(path));
   }
   const std::vector<Instance> instances = Select(ExpandInstances(plugins), options.filter);
-  if (options.list) {
-    for (const Instance& inst : instances) std::printf("%s\n", inst.name.c_str());
-    return 0;
-  }
-
-  const std::string partial = options.out.empty() ? "" : options.out + ".partial";
-  if (!options.out.empty()) {
-    CheckWritable(options.out);
-    CheckWritable(partial);
-  }
+  if (Listed(instances, options)) return 0;
+  const std::string partial = CheckedOutputs(options);
   nlohmann::json context = BuildContext(options, plugins, argc, argv);
   if (options.time) InitializeTimePass(argv[0]);
 
@@ -248,11 +249,7 @@ int Run(int argc, const char* const* argv) {
   Journal journal(partial, context);
   if (!MeasureAll(instances, options, context, journal, results) ||
       (options.instructions && !RunInstructionsPass(options, paths, valgrind, context, results))) {
-    std::fprintf(
-        stderr, "allocbench-run: interrupted after %zu of %zu instances%s\n", results.size(),
-        instances.size(),
-        partial.empty() || results.empty() ? "" : ("; results so far are in " + partial).c_str());
-    return 130;
+    return StoppedAfter(results.size(), instances.size(), partial);
   }
   if (!options.quiet && options.callgrind_dumps.empty()) {
     std::fputs(FormatTable(results).c_str(), stdout);

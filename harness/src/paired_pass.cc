@@ -64,9 +64,10 @@ class Coordinator {
              const PairedCpus& cpus) {
     std::fflush(nullptr);
     const pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
       throw std::runtime_error("fork() for the paired pass's " + std::string(kSideName[side]) +
                                " failed");
+    }
     if (pid == 0) PairedWorkerMain(plugin, instance, cpus, &page_->side[side]);
     pid_[side] = pid;
   }
@@ -96,9 +97,16 @@ class Coordinator {
       page_->side[s].batch_ops = 0;
       Bump(&page_->side[s].command);
     }
+    const int64_t deadline = ClockNs(CLOCK_MONOTONIC) + hang_ns_;
     for (int s = 0; s < 2; ++s) {
       int status = 0;
-      while (waitpid(pid_[s], &status, 0) < 0 && errno == EINTR) {
+      while (waitpid(pid_[s], &status, WNOHANG) == 0) {
+        if (ClockNs(CLOCK_MONOTONIC) > deadline) {
+          error_ = Named(s, "did not end its teardown within " + Seconds(hang_ns_ / 1e9) +
+                                " s, after the pairs were measured, and was killed");
+          return false;
+        }
+        nanosleep(&kSlice, nullptr);
       }
       reaped_[s] = true;
       if (page_->side[s].failed.load(std::memory_order_acquire) != 0) {

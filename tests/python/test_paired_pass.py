@@ -109,6 +109,14 @@ def test_ten_percent_more_work_is_seen_as_ten_percent_slower(slower):
     assert ratio(found["paired/work_threads/threads:2"], "ns_per_op", 2) > 0.03
 
 
+def test_each_thread_of_both_sides_runs_on_one_cpu(runner, builds, tmp_path):
+    """paired/pinned skips with an error on a thread that may run on more than one CPU."""
+    run = paired_run(runner, builds["base"], builds["slower"], tmp_path / "p.json", "--filter",
+                     "paired/pinned")
+    assert [(e.name, e.error) for e in run.entries.values()] == [
+        ("paired/pinned/threads:1", ""), ("paired/pinned/threads:2", "")]
+
+
 def test_paused_work_is_not_timed(slower):
     """paired/paused pauses 9 of its 10 chains: timed, it costs one chain, as paired/work."""
     found = entries(slower)

@@ -14,8 +14,8 @@ Pure: arrays in, numbers out, no randomness.
   sessions. (Simulated, 10 sessions of 150 pairs, AR(1) 0.5, 1% outliers, session offsets of
   sd 1%: 95% intervals miss in ~6%; the pairs taken as one run: 20% or more.)
 - One session (or pairs without sessions): batch means. The pairs, in run order, make
-  k = min(BLOCKS, pairs // MIN_BLOCK) consecutive blocks; each block's statistic is its 10%-each-tail trimmed mean of r (a preempted batch,
-  ratio ×2 or ×0.5, is cut); estimate = mean of the k statistics, interval = mean ±
+  k = min(BLOCKS, pairs // MIN_BLOCK) consecutive blocks; each block's statistic is its
+  10%-each-tail trimmed mean of r (a preempted batch, ratio ×2 or ×0.5, is cut); estimate = mean of the k statistics, interval = mean ±
   t(k-1)·sd/√k, reported as exp(·) - 1. Blocks of hundreds of pairs are far longer than the
   autocorrelation time, so their statistics are ~independent: the interval stays honest where
   one over the pairs taken as independent is not. The estimate is a (trimmed) geometric mean of

@@ -6,6 +6,7 @@
 //   PAIRED_FAULTS   the fault scenarios fault in their loop (elsewhere they work as the others)
 //   PAIRED_EXTRA    one more scenario, registered only by this build
 #include <allocbench/scenario.h>
+#include <sched.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -71,6 +72,17 @@ ALLOCBENCH_SCENARIO(PausedWork, state) {
   }
 }
 ALLOCBENCH_REGISTER(PausedWork)->Name("paired/paused");
+
+// Each of its threads runs on one CPU, in the paired pass: both sides share the CPUs.
+ALLOCBENCH_SCENARIO(Pinned, state) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) {
+    state.SkipWithError("this thread may run on more than one CPU");
+    return;
+  }
+  for (auto _ : state) Work(PAIRED_WORK);
+}
+ALLOCBENCH_REGISTER(Pinned)->Name("paired/pinned")->Threads(1)->Threads(2);
 
 // The work of the shared library both builds link under one soname.
 ALLOCBENCH_SCENARIO(SubjectWork, state) {
