@@ -10,8 +10,9 @@ Release build there (tests on, ccache) and builds it once. Then, for each mutati
 the change, rebuilds (incrementally; nothing for a Python file), runs the tests that should
 catch it (ctest -R REGEX on the temporary build, then pytest with ALLOCBENCH_BUILD_DIR pointing
 at it; both stop at the first failure), records *caught* (a test failed) or *survived* (all
-passed), and puts the file back. A mutation whose build fails, or whose tests cannot run (no
-test matches, pytest usage error), is *broken*: the list has rotted.
+passed), and puts the file back (a C++ one rebuilt at once). A mutation whose build fails, or
+whose tests cannot run (no test matches, pytest usage error), is *broken*: the list has
+rotted.
 
 Before the mutations, the same tests run once on the unmutated copy (the baseline; skip it
 with --no-baseline): a test that fails there would make every mutation look caught.
@@ -136,6 +137,10 @@ def mutate(ws: Workspace, m: Mutation) -> Outcome:
         return Outcome(result, by, time.monotonic() - started)
     finally:
         path.write_text(original)
+        # Built again unmutated at once: else the mutations after it (a Python one needs no
+        # build) are tested against this one's binary, and "caught" by its failures.
+        if path.suffix in CPP_SUFFIXES:
+            ws.compile(log_file)
 
 
 def baseline(ws: Workspace, mutations: list[Mutation]) -> list[str]:

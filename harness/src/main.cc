@@ -168,6 +168,7 @@ int RunPairedPass(const Options& options, int argc, const char* const* argv) {
   context["paired"] = {{"base", base.plugin.path},
                        {"candidate", cand.plugin.path},
                        {"budget_s", options.paired.budget_s},
+                       {"sessions", options.paired.sessions},
                        {"batch_target_s", options.paired.batch_s},
                        {"warmup_fraction", options.paired.warmup_fraction},
                        {"only_in_base", NamesOnlyIn(base.instances, cand_names)},

@@ -36,6 +36,29 @@ TEST(Options, Defaults) {
   EXPECT_FALSE(set.isolate);
 }
 
+TEST(Options, AgainstIsThePairedPassAloneWithItsOwnSettings) {
+  const Options plain = Parse({});
+  EXPECT_TRUE(plain.paired.against.empty());
+  EXPECT_EQ(plain.paired.budget_s, 1.0);
+  EXPECT_EQ(plain.paired.sessions, 10);
+  EXPECT_EQ(plain.paired.batch_s, 100e-6);
+  const Options o = Parse({"--plugin", "a.so", "--against", "b.so", "--paired-time", "2",
+                           "--paired-sessions", "4", "--batch-time", "0.001",
+                           "--instance-timeout", "10"});
+  EXPECT_EQ(o.paired.against, "b.so");
+  EXPECT_EQ(o.paired.budget_s, 2.0);
+  EXPECT_EQ(o.paired.sessions, 4);
+  EXPECT_EQ(o.paired.batch_s, 0.001);
+  EXPECT_FALSE(o.count);  // the paired pass alone
+  // A side silent for most of the instance's time is named before the isolation kills both.
+  EXPECT_DOUBLE_EQ(o.paired.hang_s, 9.0);
+  EXPECT_EQ(ParseError({"--plugin", "a.so", "--against", "b.so", "--paired-sessions", "0"}),
+            "--paired-sessions expects a whole number >= 1, not '0'");
+  EXPECT_EQ(ParseError({"--plugin", "a.so", "--against", "b.so", "--instructions"}),
+            "--against runs only the paired time pass: drop --instructions, --no-count and "
+            "--no-time (measure counts in a run of their own)");
+}
+
 TEST(Options, BothSpellingsOfValues) {
   const Options o = Parse({"--plugin", "a.so", "--plugin=b.so", "--count-ops=50", "--count-warmup",
                            "7", "--repetitions=3", "--min-time", "0.01", "--filter", "span",

@@ -9,6 +9,7 @@ bench/paired_gate.py's to measure."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -32,9 +33,9 @@ def builds(build_dir: Path) -> dict[str, Path]:
 
 
 def paired_run(runner: Path, base: Path, cand: Path, out: Path, *args: str,
-               code: int = 0) -> paired_results.Paired:
+               code: int = 0, seconds: str = "0.3") -> paired_results.Paired:
     done = run_runner(runner, "--plugin", str(base), "--against", str(cand), "--quiet",
-                      "--out", str(out), "--paired-time", "0.3", *args)
+                      "--out", str(out), "--paired-time", seconds, *args)
     assert done.returncode == code, done.stderr
     return paired_results.load(out)
 
@@ -51,7 +52,9 @@ def ratio(entry: paired_results.Entry, metric: str = "ns_per_op", threads: int =
 @pytest.fixture(scope="module")
 def slower(runner, builds, tmp_path_factory) -> paired_results.Paired:
     out = tmp_path_factory.mktemp("paired") / "slower.json"
-    return paired_run(runner, builds["base"], builds["slower"], out, "--filter", WORK)
+    # paired/paused spends 9/10 of its op paused: a second, in 4 sessions, gives it 100 pairs
+    return paired_run(runner, builds["base"], builds["slower"], out, "--filter", WORK,
+                      "--paired-sessions", "4", seconds="1")
 
 
 def test_the_planted_effect_is_ten_percent_more_instructions(runner, builds, tmp_path):
@@ -85,7 +88,8 @@ def test_every_pair_has_both_sides_wall_and_cpu_in_a_seeded_order(slower):
     longest = np.maximum(work.series["base_wall_ns"], work.series["cand_wall_ns"])
     assert np.median(longest) >= 0.5 * 100_000
     context = doc["context"]["paired"]
-    assert (context["budget_s"], context["batch_target_s"]) == (0.3, 0.0001)
+    assert (context["budget_s"], context["sessions"], context["batch_target_s"]) == (1, 4, 0.0001)
+    assert len(section["session_pairs"]) == 4 and sum(section["session_pairs"]) == work.pairs
     assert doc["context"]["count"] is None and doc["context"]["time"] is None
 
 
@@ -110,11 +114,23 @@ def test_ten_percent_more_work_is_seen_as_ten_percent_slower(slower):
 
 
 def test_each_thread_of_both_sides_runs_on_one_cpu(runner, builds, tmp_path):
-    """paired/pinned skips with an error on a thread that may run on more than one CPU."""
+    """paired/pinned skips with an error on a thread that may run on more than one CPU, or
+    when its two threads share one."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("this test runs on one CPU: two threads must share it")
     run = paired_run(runner, builds["base"], builds["slower"], tmp_path / "p.json", "--filter",
                      "paired/pinned")
     assert [(e.name, e.error) for e in run.entries.values()] == [
         ("paired/pinned/threads:1", ""), ("paired/pinned/threads:2", "")]
+
+
+def test_cpu_per_op_is_per_thread(slower):
+    """Two threads a side, each doing the ops of a batch: the CPU clocks of both add up to
+    twice one thread's, and per op per thread it is paired/work's (2× if not divided)."""
+    found = entries(slower)
+    one = np.median(found["paired/work"].per_op("cpu_ns_per_op", 1)[0])
+    two = np.median(found["paired/work_threads/threads:2"].per_op("cpu_ns_per_op", 2)[0])
+    assert 0.7 < two / one < 1.4
 
 
 def test_paused_work_is_not_timed(slower):
@@ -123,6 +139,7 @@ def test_paused_work_is_not_timed(slower):
     paused, work = (np.median(found[n].per_op("ns_per_op", 1)[0])
                     for n in ("paired/paused", "paired/work"))
     assert paused < 2 * work   # 10× if the paused chains were timed
+    assert found["paired/paused"].pairs >= paired.MIN_PAIRS
     assert 0.05 < ratio(found["paired/paused"]) < 0.15
 
 

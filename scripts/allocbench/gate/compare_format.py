@@ -19,6 +19,7 @@ from allocbench.base.escape import md_code, md_text, terminal
 from allocbench.harness.run_report import format_value
 from allocbench.sites.per_op import SiteChange
 from allocbench.gate import compare as cmp, config
+from allocbench.gate import paired_gate
 from allocbench.gate.compare import Comparison, ExactChange, InstanceComparison, TimeChange
 from allocbench.gate.tolerance import bound_rule
 
@@ -218,7 +219,7 @@ def _method(comparison: Comparison) -> str:
                  "ops) are exact")
     if comparison.paired:
         return f"{exact}: any increase beyond the budget (default: none) is a regression. " \
-            + _paired_method(comparison)
+            + paired_gate.method(comparison)
     time = (f"Time: {s.confidence:.0%} interval of the relative difference of means "
             "(candidate vs. baseline) by a seeded two-level bootstrap (forks, then the "
             "repetitions within them); ")
@@ -235,25 +236,6 @@ def _method(comparison: Comparison) -> str:
         return f"{sampled} {time}"
     exact = f"{exact}: any increase beyond the budget (default: none) is a regression."
     return " ".join(filter(None, (exact, sampled, time)))
-
-
-def _paired_method(comparison: Comparison) -> str:
-    s = comparison.settings
-    out = (f"Time was measured paired: base and candidate in one run, short batches of each in "
-           f"turn on the same CPU, so that machine noise cancels in each pair's ratio; "
-           f"{s.confidence:.0%} interval of the candidate's relative difference from the "
-           "per-pair ratios (batch means of trimmed log-ratios); ")
-    if comparison.time_gates:
-        out += (f"worse or better only when the whole interval lies beyond "
-                f"±{s.paired_threshold:g}%; *unstable* (too few pairs, bimodal ratios, a "
-                "trend within the run) never gates.")
-    else:
-        out += (f"directional: *slower* or *faster* when the whole interval lies beyond "
-                f"±{s.paired_threshold:g}%, never gating (instructions gate CPU cost).")
-    return out + (" A paired result compares this base binary with this candidate binary, "
-                  "and code layout alone (where the compiler and linker put functions) moved "
-                  "allocating span scenarios by up to 3% on allocbench's own machine: an "
-                  "instance that moves so gets its own time_threshold (docs/paired.md).")
 
 
 def _policy_heads(comparison: Comparison, code: Escape, text: Escape) -> list[str]:

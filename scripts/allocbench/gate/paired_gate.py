@@ -79,3 +79,23 @@ def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config
                 time.append(t)
             instances.append(replace(inst, time=tuple(time)))
     return replace(comparison, instances=tuple(instances), paired=str(run.path))
+
+
+def method(comparison: cmp.Comparison) -> str:
+    """How paired time was judged, as the comment says it."""
+    s = comparison.settings
+    out = (f"Time was measured paired: base and candidate in one run, short batches of each in "
+           f"turn on the same CPU, so that machine noise cancels in each pair's ratio; "
+           f"{s.confidence:.0%} interval of the candidate's relative difference over sessions "
+           "of fresh processes (each session's trimmed mean of the per-pair log-ratios); ")
+    if comparison.time_gates:
+        out += (f"worse or better only when the whole interval lies beyond "
+                f"±{s.paired_threshold:g}%; *unstable* (too few pairs, bimodal ratios, a "
+                "trend within sessions) never gates.")
+    else:
+        out += (f"directional: *slower* or *faster* when the whole interval lies beyond "
+                f"±{s.paired_threshold:g}%, never gating (instructions gate CPU cost).")
+    return out + (" A paired result compares this base binary with this candidate binary, "
+                  "and code layout alone (where the compiler and linker put functions) moved "
+                  "allocating span scenarios by up to 3% on allocbench's own machine: an "
+                  "instance that moves so gets its own time_threshold (docs/paired.md).")

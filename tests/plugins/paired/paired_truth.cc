@@ -8,6 +8,8 @@
 #include <allocbench/scenario.h>
 #include <sched.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -73,12 +75,29 @@ ALLOCBENCH_SCENARIO(PausedWork, state) {
 }
 ALLOCBENCH_REGISTER(PausedWork)->Name("paired/paused");
 
-// Each of its threads runs on one CPU, in the paired pass: both sides share the CPUs.
+// Each of its threads runs on one CPU of its own, in the paired pass (where there are as many):
+// both sides' threads share the CPUs, thread i with thread i.
+std::atomic<int> g_pinned_cpu[2] = {-1, -1};
+
 ALLOCBENCH_SCENARIO(Pinned, state) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) {
     state.SkipWithError("this thread may run on more than one CPU");
     return;
+  }
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &set)) ++cpu;
+  const int i = state.thread_index();
+  if (state.threads() == 2 && std::thread::hardware_concurrency() >= 2) {
+    g_pinned_cpu[i] = cpu;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (g_pinned_cpu[1 - i] < 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    if (g_pinned_cpu[1 - i] == cpu) {
+      state.SkipWithError("both threads run on one CPU");
+      return;
+    }
   }
   for (auto _ : state) Work(PAIRED_WORK);
 }
@@ -97,13 +116,14 @@ constexpr bool kFaults = true;
 constexpr bool kFaults = false;
 #endif
 
-// Faults after a few thousand ops: in the middle of the pass, not in its setup.
+// Faults after 300 ops: past the batch length's search (each side's first ~130 ops) and in the
+// first session, whatever the machine's load: in the middle of the pass, not in its setup.
 template <class Fault>
 void WorkThenFault(allocbench::State& state, Fault fault) {
   long ops = 0;
   for (auto _ : state) {
     Work(PAIRED_WORK);
-    if (kFaults && ++ops == 5000) fault(state);
+    if (kFaults && ++ops == 300) fault(state);
   }
 }
 
