@@ -53,7 +53,7 @@ from allocbench.base.errors import UserError  # noqa: E402
 from allocbench.commands import arguments  # noqa: E402
 from allocbench.gate import compare, paired  # noqa: E402
 from allocbench.gate.config import TimeSettings  # noqa: E402
-from allocbench.harness import paired_pass, runners  # noqa: E402
+from allocbench.harness import runners  # noqa: E402
 from allocbench.history import worktrees  # noqa: E402
 
 FORMAT = 1
@@ -78,7 +78,7 @@ def run_paired(runner: Path, base: Path, cand: Path, out: Path, filter: str
     seconds per instance."""
     started = time.monotonic()
     with worktrees.announcing(lambda what: None):
-        paired_pass.run(runner, base, cand, out, ["--filter", filter])
+        worktrees.run_paired(runner, base, cand, out, ["--filter", filter])
     seconds = time.monotonic() - started
     found = {}
     for entry in paired_results.load(out).entries.values():
@@ -157,7 +157,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                            "logical_cpus": os.cpu_count(), "runner": str(runner),
                            "settings": {"unpaired_threshold": SETTINGS.threshold,
                                         "paired_thresholds": list(PAIRED_THRESHOLDS),
-                                        "paired_time_s": paired_pass.BUDGET_S,
+                                        "paired_time_s": runners.PAIRED_TIME_S,
                                         "unpaired": "3 forks x 5 repetitions x 0.05 s a side"},
                            "rounds": args.rounds, "builtin_rounds": args.builtin_rounds}
     with tempfile.TemporaryDirectory(prefix="paired-gate-") as temp:

@@ -21,7 +21,7 @@ from pathlib import Path
 from allocbench.base import packages
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import write_atomically
-from allocbench.harness import paired_pass, runners
+from allocbench.harness import runners
 from allocbench.history import buildspec, worktrees
 from allocbench.sites import changes
 from allocbench.sites.per_op import SiteChange
@@ -44,7 +44,7 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                              "candidate are timed together, paired: docs/paired.md)")
     parser.add_argument("--paired-time", type=arguments.positive_seconds, metavar="SECONDS",
                         help="time per instance of the paired pass "
-                             f"[{paired_pass.BUDGET_S:g}]")
+                             f"[{runners.PAIRED_TIME_S:g}]")
     parser.add_argument("--no-sites", action="store_true",
                         help="do not profile the instances whose allocations changed (by "
                              "default: heaptrack on both sides, the site changes in the comment)")
@@ -115,8 +115,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
                               no_time=no_time or paired, instance_timeout=instance_timeout,
                               instructions=instructions, estimated_cycles=estimated_cycles)
     runners.check(runner, options)
-    pair_options = paired_pass.options(filter=filter, instance_timeout=instance_timeout,
-                                       paired_time=paired_time)
+    pair_options = runners.paired_options(filter=filter, instance_timeout=instance_timeout,
+                                          paired_time=paired_time)
     if paired:
         runners.check(runner, ["--plugin", "x", "--against", "y", *pair_options])
     pair = f"{shas['base'][:12]}-{shas['cand'][:12]}"
@@ -133,8 +133,8 @@ def run(*, base: str, cand: str, repo: Path | None = None, target: str | None = 
         folders = worktrees.run_interleaved(runner, subjects, forks, out, options)
         pairs = None
         if paired:
-            pairs = paired_pass.run(runner, plugins[shas["base"]], plugins[shas["cand"]],
-                                    out / compare_command.PAIRED_FILE, pair_options)
+            pairs = worktrees.run_paired(runner, plugins[shas["base"]], plugins[shas["cand"]],
+                                         out / compare_command.PAIRED_FILE, pair_options)
         else:
             (out / compare_command.PAIRED_FILE).unlink(missing_ok=True)
 

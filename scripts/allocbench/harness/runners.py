@@ -30,6 +30,20 @@ def options(*, repetitions: int | None, min_time: str | None, filter: str | None
         instructions_pass.flags(instructions, estimated_cycles)
 
 
+PAIRED_TIME_S = 1.0   # allocbench-run's --paired-time default
+
+
+def paired_options(*, filter: str | None, instance_timeout: str | None,
+                   paired_time: float | None) -> list[str]:
+    """allocbench-run's options of a paired time pass (--against)."""
+    options = []
+    for flag, value in (("--filter", filter), ("--instance-timeout", instance_timeout),
+                        ("--paired-time", paired_time)):
+        if value is not None:
+            options += [flag, str(value)]
+    return options
+
+
 def check(runner: Path, options: list[str]) -> None:
     """Refuses, before anything is built, run or stored, a runner that is not an allocbench-run
     and options it would refuse: a bad --min-time must not become a revision's failure."""

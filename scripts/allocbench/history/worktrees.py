@@ -221,3 +221,17 @@ def run_interleaved(runner: Path, subjects: list[Subject], forks: int, out: Path
             done = proc.run(command, capture_output=True, text=True, errors="replace")
             runner_exit.check(done, runner, f"fork {fork} of {subject.name}", result, before)
     return folders
+
+
+def run_paired(runner: Path, base: Path, cand: Path, out: Path, options: list[str]) -> Path:
+    """The paired time pass of plugin `cand` against `base` (allocbench-run --against) into
+    `out`, which it returns; an instance that failed is recorded there. KeyboardInterrupt,
+    UserError or MeasurementFailed as runner_exit.check says."""
+    out.unlink(missing_ok=True)
+    before = runner_exit.snapshot(out)
+    announce("paired time pass: base and candidate together")
+    done = proc.run([str(runner), "--quiet", "--out", str(out), "--plugin", str(base),
+                     "--against", str(cand), *options],
+                    capture_output=True, text=True, errors="replace")
+    runner_exit.check(done, runner, "the paired time pass", out, before)
+    return out
