@@ -210,7 +210,7 @@ def test_every_mutation_applies_once_and_selects_tests(build_dir):
             if not arg.startswith("-"):
                 assert (ROOT / arg.split("::")[0]).is_file(), (m.id, arg)
     readme = page("tests")
-    assert f"index ({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
+    assert f"({len(mutation.MUTATIONS)} mutations, listed in `bench/mutations.py`" in readme
     assert f"all {len(mutation.MUTATIONS)} are caught" in readme
 
 
