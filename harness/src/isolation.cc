@@ -40,25 +40,6 @@ std::string TypeName(const std::type_info* type) {
   return name;
 }
 
-}  // namespace
-
-std::string DescribeUncaught() {
-  std::string what = "called std::terminate()";
-  if (std::exception_ptr e = std::current_exception()) {
-    const std::string type = TypeName(abi::__cxa_current_exception_type());
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      what = "threw " + type + ": " + ex.what();
-    } catch (...) {
-      what = "threw " + type;
-    }
-  }
-  return ValidUtf8(what);
-}
-
-namespace {
-
 // Runs in the child when an exception escapes a scenario (on any thread) or a scenario calls
 // std::terminate(), or a static constructor of a plugin throws while it loads: tells the parent
 // what was thrown, then aborts as the default handler would.
@@ -144,15 +125,6 @@ Probed Described(const std::string& line) {
   return out;
 }
 
-}  // namespace
-
-std::string ThrewWhileLoading(const std::string& path, const std::string& what) {
-  return "--plugin '" + path + "': a static constructor " + what +
-         " (uncaught) while the plugin loaded; catch it in the plugin, or give it what it needs";
-}
-
-namespace {
-
 // Runs `body` (which sends kResult entries and then kDone) in a child; the last entry it sent,
 // else `fallback`, with the fault that ended the child as its error.
 json Supervised(const std::function<void()>& body, json fallback, const Instance& instance,
@@ -191,6 +163,26 @@ json Supervised(const std::function<void()>& body, json fallback, const Instance
 }
 
 }  // namespace
+
+std::string DescribeUncaught() {
+  std::string what = "called std::terminate()";
+  if (std::exception_ptr e = std::current_exception()) {
+    const std::string type = TypeName(abi::__cxa_current_exception_type());
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = "threw " + type + ": " + ex.what();
+    } catch (...) {
+      what = "threw " + type;
+    }
+  }
+  return ValidUtf8(what);
+}
+
+std::string ThrewWhileLoading(const std::string& path, const std::string& what) {
+  return "--plugin '" + path + "': a static constructor " + what +
+         " (uncaught) while the plugin loaded; catch it in the plugin, or give it what it needs";
+}
 
 json MeasureIsolated(const Instance& instance, const Options& options, const std::string& allocator,
                      bool* interrupted) {
