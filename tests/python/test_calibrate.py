@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from allocbench.base.errors import UserError
 from allocbench.gate import compare, stats
 from allocbench.gate.config import Config
 from allocbench.commands import calibrate
@@ -137,3 +139,44 @@ def test_noisy_when_the_mde_exceeds_twice_the_threshold(low, noisy):
 def test_noisy_when_more_than_a_tenth_of_the_rounds_are_false_positives(positives, noisy):
     found = summary([change(compare.WORSE)] * positives + [change()] * (10 - positives))
     assert (found.false_positives, found.noisy) == (positives, noisy)
+
+
+# --- calibrate --layout: the A/A′ paired run and the threshold it gives the paired gate ---------
+
+def test_layout_measures_how_far_another_build_moves_each_instance(runner, build_dir, tmp_path,
+                                                                   capsys):
+    """The A′ here is the +10% build (tests/plugins/paired/slower): a layout effect of known
+    size, so the bound it records must hold 10%, and the paired gate then lets a +5% pass."""
+    paired = build_dir / "tests" / "plugins" / "paired"
+    out = tmp_path / "calibration.json"
+    assert calibrate.run(plugin=[paired / "base" / "paired_truth.so"], rounds=1, runner=runner,
+                         forks=1, repetitions=2, min_time="0.001", filter="^paired/work$",
+                         out=out, layout=[paired / "slower" / "paired_truth.so"],
+                         paired_time=1.0) == 0
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    moved = {m["metric"]: m for m in doc["layout"]}
+    assert sorted(moved) == ["cpu_ns_per_op", "ns_per_op"]
+    for m in moved.values():
+        assert m["name"] == "paired/work" and m["unstable"] == ""
+        assert m["low_percent"] <= m["relative_percent"] <= m["high_percent"]
+        assert m["layout_percent"] == max(abs(m["low_percent"]), abs(m["high_percent"]))
+        assert 7 < m["layout_percent"] < 13
+        assert (f"  paired/work {m['metric']}: {m['relative_percent']:+.2f}% "
+                f"[{m['low_percent']:+.2f}%; {m['high_percent']:+.2f}%]: layout moves it by up "
+                f"to {m['layout_percent']:.2f}%") in printed
+    assert (tmp_path / "calibration-runs" / "layout-1.json").is_file()
+    calibrated = compare.load_calibration(out)
+    key = ("paired/work", (), 1, doc["layout"][0]["allocator"])
+    assert calibrated[(key, "ns_per_op")]["layout_percent"] == moved["ns_per_op"]["layout_percent"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"layout": [Path("a.so"), Path("b.so")]},
+     "--layout gives the A′ build of each --plugin, in order: 1 --plugin and 2 --layout given"),
+    ({"paired_time": 1.0}, "--paired-time sets the A/A′ paired run, which only --layout asks "
+                           "for; add --layout or drop it"),
+])
+def test_layout_options_that_do_not_fit_are_refused(tmp_path, kwargs, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        calibrate.run(plugin=[Path("x.so")], out=tmp_path / "c.json", **kwargs)

@@ -5,6 +5,7 @@ times replaced by the base's × a known factor and seeded noise, so the verdict 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -176,3 +177,47 @@ def test_a_damaged_paired_file_is_refused_naming_file_and_field(measured, tmp_pa
     with pytest.raises(UserError) as e:
         paired_results.load(path)
     assert str(e.value).startswith(f"{path}: {message}")
+
+
+def calibration(tmp_path: Path, key: tuple, moved: dict[str, float], unstable: str = ""
+                ) -> dict:
+    """A calibration file with an A/A′ entry per clock, read back as the gate reads it."""
+    doc = {"allocbench_calibration": 1, "scenarios": [], "layout": [
+        {"scenario": key[0], "args": dict(key[1]), "threads": key[2], "allocator": key[3],
+         "name": key[0], "metric": metric, "relative_percent": 0.0, "low_percent": -percent,
+         "high_percent": percent, "layout_percent": percent, "unstable": unstable}
+        for metric, percent in moved.items()]}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(doc))
+    return cmp.load_calibration(path)
+
+
+def test_an_instance_another_layout_moves_more_is_judged_at_that_bound(measured, tmp_path):
+    pairs = planted(measured, tmp_path, {"paired/work": 1.05, "paired/alloc": 1.0})
+    base = cmp.load_side(measured["base"])
+    key = next(k for k in base.by_key() if k[0] == "paired/work")
+    comparison = cmp.compare(base, cmp.load_side(measured["cand"]), Config())
+    judged = paired_gate.apply(comparison, paired_results.load(pairs), Config(),
+                               calibration(tmp_path, key, {"ns_per_op": 6.0,
+                                                           "cpu_ns_per_op": 0.5}))
+    wall, cpu = judged.instances[0].time
+    # +5% lies within the 6% another layout made on the wall clock; the CPU clock's layout
+    # effect is under the paired threshold, which stays.
+    assert (wall.verdict, wall.threshold, cpu.verdict, cpu.threshold) == (
+        "same", 6.0, "worse", 1.0)
+    assert wall.noise == ("A/A′ calibration: another code layout moved it by up to 6.00%, so "
+                          "it is judged at ±6.00% (not ±1%)") and cpu.noise == ""
+    # An A/A′ that was unstable bounds nothing.
+    shaky = paired_gate.apply(comparison, paired_results.load(pairs), Config(),
+                              calibration(tmp_path, key, {"ns_per_op": 6.0}, "57 pairs"))
+    assert shaky.instances[0].time[0].verdict == "worse"
+
+
+def test_a_damaged_layout_entry_is_refused_naming_it(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"allocbench_calibration": 1, "scenarios": [], "layout": [
+        {"scenario": "a", "args": {}, "threads": 1, "allocator": "glibc", "metric": "ns_per_op",
+         "layout_percent": -1, "unstable": ""}]}))
+    with pytest.raises(UserError, match=re.escape(
+            f"{path}: layout[0].layout_percent is -1, not a number of percent >= 0")):
+        cmp.load_calibration(path)

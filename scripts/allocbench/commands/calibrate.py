@@ -20,6 +20,12 @@ With --instructions, every process also measures instructions per op under callg
 calibration says which instances repeated them exactly in every process (what the exact gate
 on instructions_per_op assumes) and how far the others spread.
 
+With --layout (the same scenarios built at another code layout), also an A/A′ paired run:
+per instance and clock, how far layout alone moves the paired estimate (the end of its interval
+farthest from 0). The paired gate judges that instance at that threshold where it is more than
+[time] paired_threshold: a difference another layout of the same source makes is no
+regression (docs/paired.md, "Code layout").
+
 Written to .allocbench/calibration.json (--out), where `compare` and `ab` find it and mark the
 noisy instances; the runs are kept next to it in calibration-runs/.
 """
@@ -37,12 +43,13 @@ from typing import Any
 
 import numpy as np
 
+from allocbench.base import paired_results
 from allocbench.base.errors import UserError
 from allocbench.base.escape import md_code, terminal
 from allocbench.base.fileio import write_atomically
 from allocbench.harness import runners
 from allocbench.history import worktrees
-from allocbench.gate import compare
+from allocbench.gate import compare, paired_gate
 from allocbench.gate.config import Config, load as load_config
 from allocbench.commands import arguments
 
@@ -182,6 +189,20 @@ def repeatability_text(found: list[Repeatability], markdown: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def layout_text(moved: list[dict[str, Any]], markdown: bool) -> str:
+    """'A/A′ (another code layout), paired:', then per instance and clock the estimate, its
+    interval and how far layout may move it (what the paired gate allows for)."""
+    name = md_code if markdown else terminal
+    lines = ["A/A′ (the same scenarios at another code layout), paired:"]
+    for m in moved:
+        what = (f"unstable ({m['unstable']})" if m["unstable"] else
+                f"{m['relative_percent']:+.2f}% [{m['low_percent']:+.2f}%; "
+                f"{m['high_percent']:+.2f}%]: layout moves it by up to "
+                f"{m['layout_percent']:.2f}%")
+        lines.append(f"{'- ' if markdown else '  '}{name(m['name'])} {m['metric']}: {what}")
+    return "\n".join(lines) + "\n"
+
+
 def table(found: list[Calibration], markdown: bool) -> str:
     """The console table or markdown; instance names (from the results) escaped for either."""
     header = ["scenario", "samples/side", "cv", "unstable", "false positives", "MDE",
@@ -240,13 +261,29 @@ def setup_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"where compare finds it [{DEFAULT_OUT}]")
     parser.add_argument("--format", choices=("console", "markdown"), default="console",
                         help="the table as console text or markdown [console]")
+    parser.add_argument("--layout", action="append", default=[], type=Path, metavar="PATH",
+                        help="the same scenarios built at another code layout (e.g. with "
+                             "-falign-functions=64), one per --plugin in order: also an A/A′ "
+                             "paired run, whose per-instance layout effect the paired gate "
+                             "allows for (docs/paired.md)")
+    parser.add_argument("--paired-time", type=arguments.positive_seconds, metavar="SECONDS",
+                        help="time per instance of the A/A′ paired run "
+                             f"[{runners.PAIRED_TIME_S:g}]")
 
 
 def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, forks: int = 3,
         repetitions: int | None = None, min_time: str | None = None, filter: str | None = None,
         instance_timeout: str | None = None, config: Path | None = None,
         threshold: float | None = None, out: Path = DEFAULT_OUT, format: str = "console",
-        instructions: bool = False, estimated_cycles: bool = False) -> int:
+        instructions: bool = False, estimated_cycles: bool = False,
+        layout: list[Path] | None = None, paired_time: float | None = None) -> int:
+    layout = layout or []
+    if layout and len(layout) != len(plugin):
+        raise UserError(f"--layout gives the A′ build of each --plugin, in order: {len(plugin)} "
+                        f"--plugin and {len(layout)} --layout given")
+    if paired_time is not None and not layout:
+        raise UserError("--paired-time sets the A/A′ paired run, which only --layout asks for; "
+                        "add --layout or drop it")
     cfg = load_config(config)
     if threshold is not None:
         cfg = cfg.with_threshold(threshold)
@@ -267,6 +304,14 @@ def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, for
         raise UserError("no scenario instance with time samples to calibrate; check --filter "
                         "(allocbench-run --list shows the instances)")
     repeats = repeatability(pairs)
+    moved = []
+    for i, (a, a_prime) in enumerate(zip(plugin, layout), 1):
+        print(f"allocbench: A/A′ paired run {i}/{len(layout)}", file=sys.stderr, flush=True)
+        found_pairs = worktrees.run_paired(
+            runner, a, a_prime, runs / f"layout-{i}.json",
+            runners.paired_options(filter=filter, instance_timeout=instance_timeout,
+                                   paired_time=paired_time))
+        moved += paired_gate.layout(paired_results.load(found_pairs))
     context = pairs[0][0].docs[0]["context"]
     repetitions = (context.get("time") or {}).get("repetitions", repetitions)
     doc = {"allocbench_calibration": 1,
@@ -279,7 +324,8 @@ def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, for
                          for c in found],
            "instructions": [{"name": r.name, "processes": r.processes,
                              "values": list(r.values), "repeatable": r.repeatable,
-                             "spread_percent": r.spread_percent} for r in repeats]}
+                             "spread_percent": r.spread_percent} for r in repeats],
+           "layout": moved}
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(out, json.dumps(doc, indent=2, sort_keys=True) + "\n")
     print(f"A/A calibration, {rounds} rounds of {forks} forks per side "
@@ -288,5 +334,7 @@ def run(*, plugin: list[Path], rounds: int = 10, runner: Path | None = None, for
     print(doc["summary"])
     if repeats:
         print(repeatability_text(repeats, markdown=format == "markdown"), end="")
+    if moved:
+        print(layout_text(moved, markdown=format == "markdown"), end="")
     print(f"allocbench: calibration written to {out}", file=sys.stderr)
     return 0

@@ -85,7 +85,8 @@ def judge(base: Path, cand: Path, *, rules: policy.Policy | None = None,
                                 threshold)
     if paired is not None:
         config = rules.config if threshold is None else rules.config.with_threshold(threshold)
-        comparison = paired_gate.apply(comparison, paired_results.load(paired), config)
+        comparison = paired_gate.apply(comparison, paired_results.load(paired), config,
+                                       rules.calibration)
     return site_budget.judge(comparison, rules.config, sites) if sites else comparison
 
 

@@ -491,8 +491,22 @@ def calibration_from(doc: Any, path: Path | str) -> dict[tuple[Key, str], dict[s
         raise UserError(f"{path}: not a calibration file written by 'allocbench calibrate'; "
                         "run it again to regenerate the file")
     check = Checker(str(path), CALIBRATION_FIX)
-    return {_calibrated(check, entry, json_path("scenarios", i)): entry
-            for i, entry in enumerate(doc["scenarios"])}
+    found = {_calibrated(check, entry, json_path("scenarios", i)): entry
+             for i, entry in enumerate(doc["scenarios"])}
+    # A/A′ (calibrate --layout): how far another code layout moved each instance, paired.
+    where = "layout"
+    for i, entry in enumerate(check.array(doc.get(where, []), where)):
+        at = json_path(where, i)
+        check.each(check.obj(entry, at), at, {
+            "scenario": check.text, "args": check.integers, "allocator": check.text,
+            "threads": lambda value, w: check.integer(value, w, low=1), "metric": check.text,
+            "unstable": check.text,
+            "layout_percent": lambda value, w: check.want(
+                finite(value) and value >= 0, w, value, "a number of percent >= 0")})
+        key = (key_of(entry), entry["metric"])
+        found[key] = {**found.get(key, {}), "layout_percent": entry["layout_percent"],
+                      "layout_unstable": entry["unstable"]}
+    return found
 
 
 def _calibrated(c: Checker, entry: Any, where: str) -> tuple[Key, str]:

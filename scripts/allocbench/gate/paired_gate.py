@@ -16,11 +16,13 @@ candidate that crashes, throws or hangs gates, as it does in the count pass).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from allocbench.base import paired_results
 from allocbench.base.errors import UserError
+from allocbench.base.results import Key
 from allocbench.gate import compare as cmp, paired, stats
 from allocbench.gate.config import Config
 
@@ -53,9 +55,44 @@ def _failure(error: str) -> str:
     return f"{side}: {error}"
 
 
-def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config
+def layout(run: paired_results.Paired) -> list[dict[str, Any]]:
+    """Per instance and clock of an A/A′ run (a build against itself at another code layout,
+    calibrate --layout): the estimate and interval, in percent, and `layout_percent`, the end
+    of the interval farthest from 0: how far layout alone may move the instance. Failed
+    instances are left out; an unstable one says why, and judges nothing."""
+    out = []
+    for entry in run.entries.values():
+        if entry.error:
+            continue
+        for metric in paired_results.METRICS:
+            est = paired.estimate(*entry.per_op(metric, entry.key[2]), sessions=entry.sessions)
+            out.append({"scenario": entry.key[0], "args": dict(entry.key[1]),
+                        "threads": entry.key[2], "allocator": entry.key[3], "name": entry.name,
+                        "metric": metric, "relative_percent": 100 * est.relative,
+                        "low_percent": 100 * est.relative_low,
+                        "high_percent": 100 * est.relative_high,
+                        "layout_percent": 100 * max(abs(est.relative_low),
+                                                    abs(est.relative_high)),
+                        "unstable": est.unstable})
+    return out
+
+
+def _threshold(configured: float, calibrated: dict[str, Any] | None) -> tuple[float, str]:
+    """The instance's paired threshold, in percent, and the note when an A/A′ calibration
+    raised it: a difference that another layout of the same source makes is no regression."""
+    moved = (calibrated or {}).get("layout_percent")
+    if moved is None or (calibrated or {}).get("layout_unstable") or moved <= configured:
+        return configured, ""
+    return moved, (f"A/A′ calibration: another code layout moved it by up to {moved:.2f}%, "
+                   f"so it is judged at ±{moved:.2f}% (not ±{configured:g}%)")
+
+
+def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config,
+          calibration: dict[tuple[Key, str], dict[str, Any]] | None = None
           ) -> cmp.Comparison:
-    """`comparison` with the time of every instance `run` measured judged from its pairs."""
+    """`comparison` with the time of every instance `run` measured judged from its pairs, each
+    by the paired threshold, or by how far another layout moved it where `calibration` (an
+    A/A′ of calibrate --layout) says so and that is more."""
     if not run.complete:
         raise UserError(f"{run.path}: the pairs of an interrupted run (complete: false); the "
                         "instances it did not reach would go unjudged: measure again")
@@ -68,12 +105,13 @@ def apply(comparison: cmp.Comparison, run: paired_results.Paired, config: Config
         elif entry.error:
             instances.append(replace(inst, time=(), failure=_failure(entry.error)))
         else:
-            threshold = config.threshold(inst.name, paired=True)
             time = []
             for metric in paired_results.METRICS:
+                threshold, note = _threshold(config.threshold(inst.name, paired=True),
+                                             (calibration or {}).get((inst.key, metric)))
                 base, cand = entry.per_op(metric, inst.key[2])
-                t = change(metric, base, cand, entry.sessions, threshold=threshold,
-                           confidence=confidence)
+                t = replace(change(metric, base, cand, entry.sessions, threshold=threshold,
+                                   confidence=confidence), noise=note)
                 if not comparison.time_gates:
                     t = replace(t, verdict=cmp.DIRECTIONAL.get(t.verdict, t.verdict))
                 time.append(t)
