@@ -13,7 +13,8 @@ AREAS: dict[str, tuple[str, ...]] = {
                PY + "harness/instructions_pass.py", PY + "base/proc.py", PY + "base/results.py",
                PY + "base/results_check.py", PY + "commands/run.py"),
     "gate": (PY + "gate/*", PY + "harness/scaling.py", *(PY + "base/" + n for n in (
-        "__init__.py", "validate.py", "fileio.py", "errors.py", "exit_codes.py", "packages.py")),
+        "__init__.py", "validate.py", "fileio.py", "errors.py", "exit_codes.py", "packages.py",
+        "paired_results.py")),
         *(PY + n for n in (
             "cli.py", "__main__.py", "__init__.py", "commands/__init__.py", "commands/arguments.py",
             "commands/compare.py", "commands/ab.py", "commands/calibrate.py", "commands/merge.py",

@@ -200,8 +200,10 @@ def test_the_gates_defaults_are_compares():
     gating, time = folded(page("gating")), config.TimeSettings()
     assert config.Limit().allowed(1000.0) == 0
     assert "an increase beyond the budget (default: no increase)" in gating
-    assert (f"the whole {time.confidence:.0%} interval of the relative difference of means lies "
-            f"beyond ±threshold (default {time.threshold:g}%)") in gating
+    assert (f"the whole {time.confidence:.0%} interval of the relative difference lies beyond "
+            f"±threshold: paired (`ab`'s default, [Paired time](paired.md)) `[time] "
+            f"paired_threshold`, {time.paired_threshold:g}%; unpaired `[time] threshold`, "
+            f"{time.threshold:g}%") in gating
     assert f"fewer than {time.min_samples} samples a side, cv above {time.max_cv:.2f}" in gating
     assert default("compare", "fail_on") == default("ab", "fail_on")
     assert f"sets exit code 1 (default `{default('ab', 'fail_on')}`)" in gating

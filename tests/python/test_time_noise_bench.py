@@ -61,7 +61,7 @@ def test_a_tiny_run_has_every_row_and_its_counts_add_up(runner, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["rounds"] == 1 and doc["instances"] == ["span_creation/bare_start_span"]
     assert doc["settings"] == {"threshold": 5.0, "max_cv": 0.1, "confidence": 0.95,
-                               "min_samples": 5}
+                               "min_samples": 5, "paired_threshold": 1.0}
     assert [(r["variant"], r["clock"]) for r in doc["rows"]] == ROWS
     layouts = {r["variant"]: (r["forks"], r["repetitions"], r["min_time_s"], r["cpu"])
                for r in doc["rows"]}
