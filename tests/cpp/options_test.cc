@@ -42,9 +42,9 @@ TEST(Options, AgainstIsThePairedPassAloneWithItsOwnSettings) {
   EXPECT_EQ(plain.paired.budget_s, 1.0);
   EXPECT_EQ(plain.paired.sessions, 10);
   EXPECT_EQ(plain.paired.batch_s, 100e-6);
-  const Options o = Parse({"--plugin", "a.so", "--against", "b.so", "--paired-time", "2",
-                           "--paired-sessions", "4", "--batch-time", "0.001",
-                           "--instance-timeout", "10"});
+  const Options o =
+      Parse({"--plugin", "a.so", "--against", "b.so", "--paired-time", "2", "--paired-sessions",
+             "4", "--batch-time", "0.001", "--instance-timeout", "10"});
   EXPECT_EQ(o.paired.against, "b.so");
   EXPECT_EQ(o.paired.budget_s, 2.0);
   EXPECT_EQ(o.paired.sessions, 4);

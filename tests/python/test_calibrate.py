@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from allocbench.base.errors import UserError
-from allocbench.gate import compare, stats
+from allocbench.gate import calibration, compare, stats
 from allocbench.gate.config import Config
 from allocbench.commands import calibrate
 
@@ -102,7 +102,7 @@ def test_calibrate_runs_a_a_and_compare_uses_the_result(runner, ground_truth, tm
     assert sorted(p.name for p in (out.parent / "calibration-runs" / "round-2").iterdir()) == [
         "a", "b"]
     # compare finds every calibrated instance by its pairing key.
-    noise = compare.load_calibration(out)
+    noise = calibration.load_calibration(out)
     runs = out.parent / "calibration-runs" / "round-1"
     comparison = compare.compare(compare.load_side(runs / "a"), compare.load_side(runs / "b"),
                                  Config(), noise)
@@ -166,7 +166,7 @@ def test_layout_measures_how_far_another_build_moves_each_instance(runner, build
                 f"[{m['low_percent']:+.2f}%; {m['high_percent']:+.2f}%]: layout moves it by up "
                 f"to {m['layout_percent']:.2f}%") in printed
     assert (tmp_path / "calibration-runs" / "layout-1.json").is_file()
-    calibrated = compare.load_calibration(out)
+    calibrated = calibration.load_calibration(out)
     key = ("paired/work", (), 1, doc["layout"][0]["allocator"])
     assert calibrated[(key, "ns_per_op")]["layout_percent"] == moved["ns_per_op"]["layout_percent"]
 

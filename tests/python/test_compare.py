@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from allocbench import cli
-from allocbench.gate import compare, config
+from allocbench.gate import calibration, compare, config
 from allocbench.gate.config import Config
 from allocbench.commands import compare as compare_command
 
@@ -162,7 +162,7 @@ def test_calibration_marks_noisy_instances(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"allocbench_calibration": 1, "scenarios": [entry]}))
     c = comparison(DATA / "base.json", DATA / "cand.json",
-                   calibration=compare.load_calibration(path))
+                   calibration=calibration.load_calibration(path))
     time, cpu = instance(c, "ground_truth/sized/bytes:24").time
     assert cpu.noise == ""   # calibrated for ns_per_op only
     assert time.noise == ("A/A calibration: minimum detectable effect 14.2%, false positives "

@@ -14,7 +14,7 @@ import pytest
 from allocbench import cli
 from allocbench.base import paired_results
 from allocbench.base.errors import UserError
-from allocbench.gate import compare as cmp, compare_format, compare_json, paired_gate
+from allocbench.gate import calibration, compare as cmp, compare_format, compare_json, paired_gate
 from allocbench.gate.config import Config
 from conftest import count_only, run_runner
 
@@ -179,8 +179,8 @@ def test_a_damaged_paired_file_is_refused_naming_file_and_field(measured, tmp_pa
     assert str(e.value).startswith(f"{path}: {message}")
 
 
-def calibration(tmp_path: Path, key: tuple, moved: dict[str, float], unstable: str = ""
-                ) -> dict:
+def layout_calibration(tmp_path: Path, key: tuple, moved: dict[str, float],
+                       unstable: str = "") -> dict:
     """A calibration file with an A/A′ entry per clock, read back as the gate reads it."""
     doc = {"allocbench_calibration": 1, "scenarios": [], "layout": [
         {"scenario": key[0], "args": dict(key[1]), "threads": key[2], "allocator": key[3],
@@ -189,7 +189,7 @@ def calibration(tmp_path: Path, key: tuple, moved: dict[str, float], unstable: s
         for metric, percent in moved.items()]}
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(doc))
-    return cmp.load_calibration(path)
+    return calibration.load_calibration(path)
 
 
 def test_an_instance_another_layout_moves_more_is_judged_at_that_bound(measured, tmp_path):
@@ -198,8 +198,8 @@ def test_an_instance_another_layout_moves_more_is_judged_at_that_bound(measured,
     key = next(k for k in base.by_key() if k[0] == "paired/work")
     comparison = cmp.compare(base, cmp.load_side(measured["cand"]), Config())
     judged = paired_gate.apply(comparison, paired_results.load(pairs), Config(),
-                               calibration(tmp_path, key, {"ns_per_op": 6.0,
-                                                           "cpu_ns_per_op": 0.5}))
+                               layout_calibration(tmp_path, key, {"ns_per_op": 6.0,
+                                                                  "cpu_ns_per_op": 0.5}))
     wall, cpu = judged.instances[0].time
     # +5% lies within the 6% another layout made on the wall clock; the CPU clock's layout
     # effect is under the paired threshold, which stays.
@@ -209,7 +209,7 @@ def test_an_instance_another_layout_moves_more_is_judged_at_that_bound(measured,
                           "it is judged at ±6.00% (not ±1%)") and cpu.noise == ""
     # An A/A′ that was unstable bounds nothing.
     shaky = paired_gate.apply(comparison, paired_results.load(pairs), Config(),
-                              calibration(tmp_path, key, {"ns_per_op": 6.0}, "57 pairs"))
+                              layout_calibration(tmp_path, key, {"ns_per_op": 6.0}, "57 pairs"))
     assert shaky.instances[0].time[0].verdict == "worse"
 
 
@@ -220,4 +220,4 @@ def test_a_damaged_layout_entry_is_refused_naming_it(tmp_path):
          "layout_percent": -1, "unstable": ""}]}))
     with pytest.raises(UserError, match=re.escape(
             f"{path}: layout[0].layout_percent is -1, not a number of percent >= 0")):
-        cmp.load_calibration(path)
+        calibration.load_calibration(path)

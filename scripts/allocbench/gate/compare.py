@@ -34,10 +34,10 @@ from allocbench.base import results, results_check
 from allocbench.gate import stats
 from allocbench.gate.config import Config, TimeSettings
 from allocbench.base.errors import UserError
-from allocbench.base.fileio import json_path, read_json
+from allocbench.base.fileio import json_path
 from allocbench.base.results import Key, key_of   # compare.Key, compare.key_of for callers
 from allocbench.gate import tolerance as sampled
-from allocbench.base.validate import Checker, finite
+from allocbench.base.validate import finite
 
 WORSE, BETTER, SAME, ALLOWED = "worse", "better", "same", "allowed"
 UNSTABLE, NONDETERMINISTIC, FAILED = "unstable", "nondeterministic", "failed"
@@ -50,7 +50,6 @@ GATED = ("exact", "time", "sampled")
 # context key → the flag that decides whether the pass runs (and whether it skips or adds it)
 PASSES = {"count": ("--no-count", "skips"), "time": ("--no-time", "skips"),
           "instructions": ("--instructions", "adds")}
-CALIBRATION_FIX = "run 'allocbench calibrate' again to regenerate the file"
 
 
 @dataclass(frozen=True)
@@ -477,46 +476,3 @@ def gated(comparison: Comparison, fail_on: str) -> list[tuple[str, str]]:
         out += [(e.instance, SITE) for e in comparison.site_excesses]
         out += [(n.instance, NOT_JUDGED) for n in comparison.sites_not_judged if n.gates]
     return out
-
-
-def load_calibration(path: Path) -> dict[tuple[Key, str], dict[str, Any]]:
-    """calibrate's noise per instance and time metric (see commands/calibrate.py)."""
-    return calibration_from(read_json(path, "the calibration", CALIBRATION_FIX), path)
-
-
-def calibration_from(doc: Any, path: Path | str) -> dict[tuple[Key, str], dict[str, Any]]:
-    """load_calibration of a document read from `path` (a file, or `<sha>:<file>`)."""
-    if not isinstance(doc, dict) or not isinstance(doc.get("scenarios"), list) or \
-            doc.get("allocbench_calibration") != 1 or doc["allocbench_calibration"] is True:
-        raise UserError(f"{path}: not a calibration file written by 'allocbench calibrate'; "
-                        "run it again to regenerate the file")
-    check = Checker(str(path), CALIBRATION_FIX)
-    found = {_calibrated(check, entry, json_path("scenarios", i)): entry
-             for i, entry in enumerate(doc["scenarios"])}
-    # A/A′ (calibrate --layout): how far another code layout moved each instance, paired.
-    where = "layout"
-    for i, entry in enumerate(check.array(doc.get(where, []), where)):
-        at = json_path(where, i)
-        check.each(check.obj(entry, at), at, {
-            "scenario": check.text, "args": check.integers, "allocator": check.text,
-            "threads": lambda value, w: check.integer(value, w, low=1), "metric": check.text,
-            "unstable": check.text,
-            "layout_percent": lambda value, w: check.want(
-                finite(value) and value >= 0, w, value, "a number of percent >= 0")})
-        key = (key_of(entry), entry["metric"])
-        found[key] = {**found.get(key, {}), "layout_percent": entry["layout_percent"],
-                      "layout_unstable": entry["unstable"]}
-    return found
-
-
-def _calibrated(c: Checker, entry: Any, where: str) -> tuple[Key, str]:
-    """The key of one calibrated instance and metric, checked with what _with_noise reads."""
-    def positive(value: Any, at: str) -> int:
-        return c.integer(value, at, low=1)
-
-    c.each(c.obj(entry, where), where, {
-        "scenario": c.text, "args": c.integers, "threads": positive, "allocator": c.text,
-        "metric": c.text, "noisy": c.flag, "false_positive_rate": c.number, "forks": positive,
-        "repetitions": positive,
-        "mde_percent": lambda value, at: value is None or c.number(value, at)})
-    return key_of(entry), entry["metric"]

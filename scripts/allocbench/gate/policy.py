@@ -31,14 +31,14 @@ from typing import Any
 
 from allocbench.base.errors import UserError
 from allocbench.base.fileio import decode_text, parse_json, read_json, read_text, write_atomically
-from allocbench.gate import compare as cmp, config as config_file
+from allocbench.gate import calibration as calibration_file, compare as cmp, config as config_file
 
 CONFIG = config_file.DEFAULT_NAME
 CALIBRATION = ".allocbench/calibration.json"
 RECORD = "policy.json"   # beside an ab run's base/ and cand/
 RECORD_FIX = "run 'allocbench ab' again to record it, or pass --config and --calibration"
 _READ = {CONFIG: ("the configuration", config_file.FIX),
-         CALIBRATION: ("the calibration", cmp.CALIBRATION_FIX)}
+         CALIBRATION: ("the calibration", calibration_file.CALIBRATION_FIX)}
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Source:
 @dataclass(frozen=True)
 class Policy:
     config: config_file.Config
-    calibration: dict | None                  # compare.calibration_from's
+    calibration: dict | None                  # calibration.calibration_from's
     sources: tuple[Source, Source]            # (allocbench.toml, calibration), as read
     changes: tuple[cmp.PolicyChange, ...] = ()
 
@@ -70,8 +70,9 @@ def _parse_config(source: Source) -> config_file.Config:
 def _parse_calibration(source: Source) -> dict | None:
     if source.text is None:
         return None
-    return cmp.calibration_from(parse_json(source.text, source.origin, cmp.CALIBRATION_FIX),
-                                source.origin)
+    fix = calibration_file.CALIBRATION_FIX
+    return calibration_file.calibration_from(parse_json(source.text, source.origin, fix),
+                                             source.origin)
 
 
 def _policy(config: Source, calibration: Source,
