@@ -24,7 +24,7 @@ COMMANDS = {
     "run": "build if needed, run the scenarios, write results/<revision>.json and a report",
     "test": "build and run every test (C++, Python, sanitizers)",
     "compare": "gate candidate results against baseline results (exit 1 on a regression)",
-    "ab": "build two revisions' plugins, run them with interleaved forks, compare",
+    "ab": "build two revisions' plugins, count in interleaved forks, time paired, compare",
     "calibrate": "A/A runs of one build: the time gate's false positives and detectable effect",
     "sweep": "measure many revisions (tags, a range) with today's scenarios; the sweep table",
     "sweep-table": "the sweep table from the store, markdown or CSV (nothing is built or run)",

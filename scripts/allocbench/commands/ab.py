@@ -2,13 +2,14 @@
 
 Builds each revision's scenario plugin in its own git worktree of the subject repository
 (--repo, default: the checkout you are in), runs ONE harness on both plugins with interleaved
-forks (base, cand, base, cand …) so machine drift hits both alike, then compares as
-`allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression or
+forks (base, cand, base, cand …) for the exact counts, then times both in one paired run
+(allocbench-run --against: short batches of each in turn, docs/paired.md; --unpaired: the forks
+time them instead), and compares as `allocbench compare` does: same output formats, same exit codes (0 pass, 1 gated regression or
 an instance that failed in the candidate, 2 bad input, 3 a build or allocbench-run failed).
 Then heaptrack profiles, on both sides, the instances whose allocations changed and those a
 [[sites]] budget of allocbench.toml names, and a site beyond its budget gates too. Results go to
-<repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json, with the pull-request comment
-next to them as comparison.md.
+<repo>/.allocbench/ab/<base>-<cand>/{base,cand}/fork-<i>.json and paired.json, with the
+pull-request comment next to them as comparison.md.
 """
 
 from __future__ import annotations
