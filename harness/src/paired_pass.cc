@@ -191,8 +191,8 @@ bool Pair(Coordinator& c, int64_t ops, bool cand_first, int64_t wall[2], int64_t
          c.Batch(1 - first, ops, &wall[1 - first], &cpu[1 - first]);
 }
 
-// The orders within pairs: the measured pairs' starts afresh after the first warm-up, so it
-// is the same in every run.
+// Who goes first in each pair: the measured pairs' order has a stream of its own, untouched
+// by the warm-up's (whose length depends on the machine), so it is the same in every run.
 struct Orders {
   Order warmup;
   Order measured;
@@ -309,9 +309,9 @@ json RunPaired(const Instance& instance, const std::string& base_plugin,
   for (int session = 0; ok && session < options.sessions; ++session) {
     auto* page = new (memory) PairedPage();
     Coordinator c(page, options.hang_s);
-    // Each side's process is fresh in every session, the first one forked in turn: what a
-    // process brings of its own (its physical pages, and so its cache conflicts) differs
-    // from session to session, and the estimate's interval sees that spread (gate/paired.py).
+    // Each side's process is fresh in every session, the first one forked in turn: the speed
+    // a process brings of its own (1-2% for a whole session, measured) differs from session
+    // to session, and the estimate's interval sees that spread (gate/paired.py).
     const std::string* plugins[2] = {&base_plugin, &options.against};
     const int first = session % 2;
     c.Spawn(first, *plugins[first], instance.name, cpus);

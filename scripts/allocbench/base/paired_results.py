@@ -61,17 +61,11 @@ class Paired:
     complete: bool
 
 
-def is_paired(doc: Any) -> bool:
-    return isinstance(doc, dict) and MARK in doc
-
-
 def load(path: Path) -> Paired:
     """The paired document at `path`; UserError naming the file, the field and the fix."""
-    return check(read(Path(path)), str(path), Path(path))
-
-
-def check(doc: Any, origin: str, path: Path) -> Paired:
-    if not is_paired(doc):
+    path = Path(path)
+    doc, origin = read(path), str(path)
+    if not isinstance(doc, dict) or MARK not in doc:
         raise UserError(f"{origin}: not the results of a paired time pass (no '{MARK}'); "
                         "give the file allocbench-run --against wrote")
     c = Checker(origin, FIX)

@@ -39,7 +39,7 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
                              "present]")
     parser.add_argument("--threshold", type=arguments.percent, metavar="PERCENT",
                         help="time threshold in percent, replaces the config's [time] "
-                             "threshold [5]")
+                             "threshold and paired_threshold [5 unpaired, 1 paired]")
     parser.add_argument("--calibration", type=Path, metavar="FILE",
                         help="A/A noise from 'allocbench calibrate' [found as --config is: "
                              f"{DEFAULT_CALIBRATION}]")
